@@ -1,0 +1,1 @@
+"""mcpgym.harness: drive real agents against environments (adapters, capture, evaluation)."""

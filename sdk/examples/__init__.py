@@ -1,0 +1,1 @@
+"""Example environments shipped with mcpgym (used by the README, docs and tests)."""

@@ -1,0 +1,244 @@
+"""`MCPEnvironment`: an environment whose actions are tool calls.
+
+Subclass it, mark methods with `@tool`, and every tool becomes reachable as
+`step(CallToolAction(...))` in simulation and as a real MCP tool in production. Each tool call is one
+step with a reward: override `reward()` (or give the class a rubric later) and call `end_episode()`
+from a tool to finish.
+
+Example:
+    >>> from mcpgym import CallToolAction, MCPEnvironment, tool
+    >>> class Echo(MCPEnvironment):
+    ...     @tool
+    ...     def echo(self, text: str) -> str:
+    ...         '''Repeat the text.'''
+    ...         return text
+    >>> env = Echo(); _ = env.reset()
+    >>> env.step(CallToolAction(tool_name="echo", arguments={"text": "hi"})).result
+    'hi'
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import uuid
+from typing import Any, ClassVar
+
+from mcpgym.env import Environment, EnvironmentMetadata
+from mcpgym.errors import (
+    ExecutionError,
+    InvalidRequest,
+    SessionError,
+    ToolError,
+    ToolExecutionError,
+    ToolNotFound,
+    ToolTimeout,
+)
+from mcpgym.tools import Mode, ToolSpec, collect_tools
+from mcpgym.types import (
+    Action,
+    CallToolAction,
+    CallToolObservation,
+    ListToolsAction,
+    ListToolsObservation,
+    Observation,
+    State,
+    ToolErrorInfo,
+    mcp_action_adapter,
+)
+
+__all__ = ["MCPEnvironment"]
+
+
+class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, State]):
+    """Base class of tool-using environments.
+
+    Class attributes:
+        tool_specs: every `@tool` of the class, by name (built once, at class definition).
+
+    Instance attributes:
+        serving_mode: `"simulation"` (default) or `"production"`; set by the server. Tools tagged
+            for the other mode do not exist for this instance.
+
+    Override `reset` (call `super().reset(...)` first) to build the episode's world, and
+    `reward(action, observation)` to score each step.
+    """
+
+    tool_specs: ClassVar[dict[str, ToolSpec]] = {}
+    action_type = ListToolsAction  # informational; parsing uses the discriminated union
+    observation_type = Observation
+    serving_mode: Mode = "simulation"
+
+    _state: State
+    _done: bool = False
+    _started: bool = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.tool_specs = collect_tools(cls)
+
+    # -- episode contract ------------------------------------------------------------------------
+
+    def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> Observation:
+        """Start an episode: fresh `State`, step count 0. Subclasses call this first."""
+        self._state = self.state_type(episode_id=episode_id or uuid.uuid4().hex[:12], step_count=0)
+        self._done = False
+        self._started = True
+        return Observation()
+
+    @property
+    def state(self) -> State:
+        if not self._started:
+            return self.state_type()
+        return self._state
+
+    def end_episode(self) -> None:
+        """Mark the episode as finished; the current step's observation gets `done=True`."""
+        self._done = True
+
+    def reward(self, action: Action, observation: Observation) -> float | None:
+        """Score one step (override). Default: no reward."""
+        return None
+
+    def visible_tools(self) -> list[ToolSpec]:
+        """The tools that exist in this instance's serving mode."""
+        mode = self.serving_mode
+        return [s for s in self.tool_specs.values() if s.visible_in(mode)]
+
+    def get_tool(self, name: str) -> ToolSpec:
+        """The visible tool called `name`; `ToolNotFound` (with near names) otherwise."""
+        spec = self.tool_specs.get(name)
+        if spec is None or not spec.visible_in(self.serving_mode):
+            import difflib
+
+            near = difflib.get_close_matches(name, [s.name for s in self.visible_tools()], n=3)
+            hint = f"; did you mean {', '.join(near)}?" if near else ""
+            raise ToolNotFound(f"Unknown tool: {name!r}{hint}", tool=name, suggestions=near)
+        return spec
+
+    def parse_action(self, data: Any) -> ListToolsAction | CallToolAction:
+        from pydantic import ValidationError as PydanticValidationError
+
+        from mcpgym.tools import validation_errors
+
+        if not isinstance(data, dict):
+            raise InvalidRequest("action must be a JSON object", errors=[{"field": "action"}])
+        try:
+            return mcp_action_adapter.validate_python(data)
+        except PydanticValidationError as exc:
+            errors = validation_errors(exc)
+            for e in errors:  # drop the discriminator tag pydantic puts first in the location
+                head, _, rest = e["field"].partition(".")
+                if head in ("call_tool", "list_tools"):
+                    e["field"] = rest or "(root)"
+            raise InvalidRequest(
+                f"invalid action: {errors[0]['field']}: {errors[0]['message']}", errors=errors
+            ) from None
+
+    def metadata(self) -> EnvironmentMetadata:
+        meta = super().metadata()
+        meta.mode = self.serving_mode
+        meta.action_type = "ListToolsAction | CallToolAction"
+        meta.tools = [s.name for s in self.visible_tools()]
+        return meta
+
+    # -- tool calls --------------------------------------------------------------------------------
+
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None, timeout_s: float | None = None) -> Any:
+        """Validate and run one tool; returns the JSON-able result or raises a `ToolError`.
+
+        This is the single path every transport uses (WS/HTTP `step`, `/mcp`, stdio).
+        """
+        spec = self.get_tool(name)
+        kwargs = spec.validate(arguments)
+        method = getattr(self, spec.method)
+        try:
+            if spec.is_async:
+                coro = method(**kwargs)
+                value = await (asyncio.wait_for(coro, timeout_s) if timeout_s else coro)
+            elif self.blocking:
+                loop = asyncio.get_running_loop()
+                fut = loop.run_in_executor(None, functools.partial(method, **kwargs))
+                self._inflight = fut  # a timed-out call keeps its thread; the next call waits
+                value = await (asyncio.wait_for(asyncio.shield(fut), timeout_s) if timeout_s else fut)
+            else:
+                value = method(**kwargs)
+        except TimeoutError:
+            raise ToolTimeout(f"Tool {name!r} did not finish within {timeout_s} s", tool=name) from None
+        except ToolError:
+            raise
+        except Exception as exc:
+            raise ToolExecutionError(f"{type(exc).__name__}: {exc}", tool=name) from exc
+        return spec.dump_result(value)
+
+    def call_tool_sync(self, name: str, arguments: dict[str, Any] | None) -> Any:
+        """`call_tool` for in-process, synchronous use (async tools run in a fresh event loop)."""
+        spec = self.get_tool(name)
+        kwargs = spec.validate(arguments)
+        method = getattr(self, spec.method)
+        try:
+            value = method(**kwargs)
+            if inspect.isawaitable(value):
+                value = _run_coroutine(value)
+        except ToolError:
+            raise
+        except Exception as exc:
+            raise ToolExecutionError(f"{type(exc).__name__}: {exc}", tool=name) from exc
+        return spec.dump_result(value)
+
+    def step(
+        self, action: ListToolsAction | CallToolAction, timeout_s: float | None = None, **kwargs: Any
+    ) -> Observation:
+        """Apply a tool action synchronously (in-process use; servers use `astep`)."""
+        self._require_episode()
+        if isinstance(action, ListToolsAction):
+            return self._finish(action, self._list_observation())
+        try:
+            result = self.call_tool_sync(action.tool_name, action.arguments)
+            obs = CallToolObservation(tool_name=action.tool_name, result=result)
+        except ToolError as err:
+            obs = CallToolObservation(tool_name=action.tool_name, error=ToolErrorInfo(**err.to_info()))
+        return self._finish(action, obs)
+
+    async def astep(
+        self, action: ListToolsAction | CallToolAction, timeout_s: float | None = None, **kwargs: Any
+    ) -> Observation:
+        """Apply a tool action; tool failures become `CallToolObservation.error`, not exceptions."""
+        self._require_episode()
+        prev = self._inflight
+        if prev is not None and not prev.done():
+            await asyncio.wait([prev])
+        if isinstance(action, ListToolsAction):
+            return self._finish(action, self._list_observation())
+        try:
+            result = await self.call_tool(action.tool_name, action.arguments, timeout_s)
+            obs = CallToolObservation(tool_name=action.tool_name, result=result)
+        except ToolError as err:
+            obs = CallToolObservation(tool_name=action.tool_name, error=ToolErrorInfo(**err.to_info()))
+        return self._finish(action, obs)
+
+    def _list_observation(self) -> ListToolsObservation:
+        return ListToolsObservation(tools=[s.info for s in self.visible_tools()])
+
+    def _require_episode(self) -> None:
+        if not self._started:
+            raise SessionError("No episode: call reset() before step().")
+
+    def _finish(self, action: Action, obs: Observation) -> Observation:
+        self._state.step_count += 1
+        try:
+            obs.reward = self.reward(action, obs)
+        except Exception as exc:
+            raise ExecutionError(f"reward() raised {type(exc).__name__}: {exc}") from exc
+        obs.done = self._done
+        return obs
+
+
+def _run_coroutine(coro: Any) -> Any:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    coro.close()
+    raise RuntimeError("An async tool cannot be called with step() inside a running loop; use astep().")

@@ -1,0 +1,354 @@
+"""The `@tool` decorator and `ToolSpec`, the per-tool metadata an environment class collects.
+
+`@tool` only attaches a `ToolMeta` to the function, so it works on methods; `MCPEnvironment`
+collects tagged methods once, when the class is defined, and turns each into a `ToolSpec`: a
+pydantic argument model and JSON Schema built from the full type hints, an output schema from the
+return annotation, and a description from the docstring. Nothing is reflected per request.
+
+Example:
+    >>> from typing import Annotated
+    >>> from pydantic import Field
+    >>> from mcpgym import MCPEnvironment, tool
+    >>> class Adder(MCPEnvironment):
+    ...     @tool
+    ...     def add(self, a: int, b: Annotated[int, Field(description="second")] = 1) -> int:
+    ...         '''Add two integers.'''
+    ...         return a + b
+    >>> Adder.tool_specs["add"].input_schema["required"]
+    ['a']
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar, overload
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
+from pydantic import ValidationError as PydanticValidationError
+from pydantic.fields import FieldInfo
+
+from mcpgym.errors import EnvironmentDefinitionError, InvalidToolArguments
+from mcpgym.types import ToolInfo
+
+__all__ = ["RESERVED_NAMES", "Mode", "ToolMeta", "ToolSpec", "tool", "validation_errors"]
+
+Mode = Literal["simulation", "production"]
+RESERVED_NAMES = frozenset({"reset", "step", "state", "close"})
+_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True, slots=True)
+class ToolMeta:
+    """What `@tool` attaches to a function (as `fn.__mcpgym_tool__`)."""
+
+    name: str | None = None
+    description: str | None = None
+    mode: Mode | None = None
+    annotations: Mapping[str, Any] | None = None
+
+
+@overload
+def tool(fn: _F, /) -> _F: ...
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    mode: Mode | None = None,
+    annotations: Mapping[str, Any] | None = None,
+) -> Callable[[_F], _F]: ...
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    mode: Mode | None = None,
+    annotations: Mapping[str, Any] | None = None,
+) -> Any:
+    """Mark a method of an `MCPEnvironment` as a tool.
+
+    Args:
+        name: the tool's name (default: the method name).
+        description: shown to agents (default: the docstring's summary).
+        mode: `"simulation"` or `"production"` to show the tool in that server mode only;
+            `None` (untagged) shows it in both.
+        annotations: MCP tool annotations, passed through (e.g. `{"readOnlyHint": True}`).
+
+    Example:
+        >>> class Env(MCPEnvironment):
+        ...     @tool(mode="simulation")
+        ...     def peek(self) -> str:
+        ...         '''Only trainers see this.'''
+        ...         return "secret"
+    """
+    if mode not in (None, "simulation", "production"):
+        raise EnvironmentDefinitionError(f"tool mode must be 'simulation', 'production' or None, not {mode!r}")
+    meta = ToolMeta(name=name, description=description, mode=mode, annotations=annotations)
+
+    def mark(f: _F) -> _F:
+        f.__mcpgym_tool__ = meta  # type: ignore[attr-defined]
+        return f
+
+    return mark(fn) if fn is not None else mark
+
+
+def validation_errors(exc: PydanticValidationError) -> list[dict[str, Any]]:
+    """Flatten pydantic errors into `{"field", "message", "type", "got"}` items for agents."""
+    out: list[dict[str, Any]] = []
+    for err in exc.errors(include_url=False):
+        item: dict[str, Any] = {
+            "field": ".".join(str(p) for p in err["loc"]) or "(root)",
+            "message": err["msg"],
+            "type": err["type"],
+        }
+        if "input" in err and err["type"] != "missing":
+            item["got"] = _jsonable(err["input"])
+        out.append(item)
+    return out
+
+
+def _jsonable(value: Any) -> Any:
+    try:
+        return TypeAdapter(Any).dump_python(value, mode="json")
+    except Exception:
+        return repr(value)
+
+
+_ARGS_SECTION = re.compile(r"^\s*(Args|Arguments|Parameters):\s*$")
+_ARG_LINE = re.compile(r"^\s+(\*{0,2}\w+)\s*(\([^)]*\))?:\s*(.*)$")
+
+
+def _parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
+    """Split a Google-style docstring into its description and per-argument texts."""
+    if not doc:
+        return "", {}
+    lines = inspect.cleandoc(doc).splitlines()
+    desc: list[str] = []
+    params: dict[str, str] = {}
+    current: str | None = None
+    in_args = False
+    for line in lines:
+        if _ARGS_SECTION.match(line):
+            in_args = True
+            continue
+        if in_args:
+            if line and not line[0].isspace():  # next section
+                in_args = False
+                current = None
+                if re.match(r"^\w+:\s*$", line):
+                    continue
+            else:
+                m = _ARG_LINE.match(line)
+                if m and (line.startswith("    ") and not line.startswith("        ")):
+                    current = m.group(1)
+                    params[current] = m.group(3).strip()
+                elif current and line.strip():
+                    params[current] += " " + line.strip()
+                continue
+        if re.match(r"^(Returns|Raises|Example|Examples|Yields|Note):\s*$", line):
+            break
+        desc.append(line)
+    return "\n".join(desc).strip(), params
+
+
+def _is_object_schema(adapter_schema: dict[str, Any]) -> bool:
+    return adapter_schema.get("type") == "object"
+
+
+class ToolSpec:
+    """One tool of an environment class, built once at class definition.
+
+    Attributes:
+        name: the public tool name.
+        method: the name of the method on the environment class.
+        mode: `None` (both modes), `"simulation"` or `"production"`.
+        input_schema / output_schema: JSON Schemas (output `None` when unannotated).
+        is_async: whether the method is a coroutine function.
+    """
+
+    __slots__ = (
+        "_args_model",
+        "_param_names",
+        "_return_adapter",
+        "_wrap_output",
+        "annotations",
+        "description",
+        "info",
+        "input_schema",
+        "is_async",
+        "method",
+        "mode",
+        "name",
+        "output_schema",
+    )
+
+    def __init__(self, owner: type, attr: str, fn: Callable[..., Any], meta: ToolMeta) -> None:
+        self.method = attr
+        self.name = meta.name or attr
+        where = f"{owner.__qualname__}.{attr}"
+        if self.name in RESERVED_NAMES or attr in RESERVED_NAMES:
+            raise EnvironmentDefinitionError(
+                f"{where}: {self.name!r} is reserved for the episode contract "
+                f"({', '.join(sorted(RESERVED_NAMES))}); rename the tool or pass @tool(name=...)."
+            )
+        if not _NAME_RE.match(self.name):
+            raise EnvironmentDefinitionError(
+                f"{where}: tool name {self.name!r} must be 1-128 of A-Z a-z 0-9 _ - ."
+            )
+        self.mode = meta.mode
+        self.annotations = dict(meta.annotations) if meta.annotations else None
+        self.is_async = inspect.iscoroutinefunction(fn)
+        summary, param_docs = _parse_docstring(fn.__doc__)
+        self.description = meta.description if meta.description is not None else summary
+        try:
+            hints = typing.get_type_hints(fn, include_extras=True)
+        except Exception as exc:
+            raise EnvironmentDefinitionError(f"{where}: cannot resolve type hints: {exc}") from exc
+        self._args_model, self._param_names = self._build_args_model(where, fn, hints, param_docs)
+        try:
+            self.input_schema = self._args_model.model_json_schema()
+        except Exception as exc:
+            raise EnvironmentDefinitionError(f"{where}: no JSON Schema for its arguments: {exc}") from exc
+        self.input_schema.pop("title", None)
+        self._return_adapter, self.output_schema, self._wrap_output = self._build_output(
+            where, hints.get("return", inspect.Signature.empty)
+        )
+        self.info = ToolInfo(
+            name=self.name,
+            description=self.description,
+            input_schema=self.input_schema,
+            output_schema=self.output_schema,
+            annotations=self.annotations,
+        )
+
+    @staticmethod
+    def _build_args_model(
+        where: str, fn: Callable[..., Any], hints: dict[str, Any], param_docs: dict[str, str]
+    ) -> tuple[type[BaseModel], tuple[str, ...]]:
+        sig = inspect.signature(fn)
+        fields: dict[str, Any] = {}
+        names: list[str] = []
+        for i, (pname, param) in enumerate(sig.parameters.items()):
+            if i == 0 and pname in ("self", "cls"):
+                continue
+            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                raise EnvironmentDefinitionError(
+                    f"{where}: *args/**kwargs cannot be described to an agent; name each argument."
+                )
+            if param.kind is param.POSITIONAL_ONLY:
+                raise EnvironmentDefinitionError(f"{where}: positional-only argument {pname!r}")
+            annotation = hints.get(pname, Any)
+            default = ... if param.default is inspect.Parameter.empty else param.default
+            doc = param_docs.get(pname)
+            if isinstance(default, FieldInfo):
+                fields[pname] = (annotation, default)
+            elif doc is not None and not _has_description(annotation):
+                fields[pname] = (annotation, Field(default, description=doc))
+            else:
+                fields[pname] = (annotation, default)
+            names.append(pname)
+        try:
+            model = create_model(  # type: ignore[call-overload]
+                f"{fn.__qualname__.replace('.', '_')}_Arguments",
+                __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=False),
+                **fields,
+            )
+        except Exception as exc:
+            raise EnvironmentDefinitionError(f"{where}: unsupported argument type: {exc}") from exc
+        return model, tuple(names)
+
+    @staticmethod
+    def _build_output(
+        where: str, annotation: Any
+    ) -> tuple[TypeAdapter[Any] | None, dict[str, Any] | None, bool]:
+        if annotation is inspect.Signature.empty or annotation is Any:
+            return None, None, False
+        if annotation is None or annotation is type(None):
+            return None, None, False
+        try:
+            adapter: TypeAdapter[Any] = TypeAdapter(annotation)
+            schema = adapter.json_schema(mode="serialization")
+        except Exception as exc:
+            raise EnvironmentDefinitionError(f"{where}: no JSON Schema for its return type: {exc}") from exc
+        if _is_object_schema(schema):
+            schema.pop("title", None)
+            return adapter, schema, False
+        # MCP requires an object output schema: wrap other values as {"result": value}.
+        wrapped = {"type": "object", "properties": {"result": schema}, "required": ["result"]}
+        if "$defs" in schema:
+            wrapped["$defs"] = schema.pop("$defs")
+        return adapter, wrapped, True
+
+    def visible_in(self, mode: Mode) -> bool:
+        """Whether the tool exists in a server running in `mode`."""
+        return self.mode is None or self.mode == mode
+
+    def validate(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+        """Validate JSON arguments and return the keyword arguments for the method.
+
+        Raises `InvalidToolArguments` with every problem listed in `errors`.
+        """
+        try:
+            parsed = self._args_model.model_validate(arguments or {})
+        except PydanticValidationError as exc:
+            errors = validation_errors(exc)
+            fields = ", ".join(e["field"] for e in errors)
+            raise InvalidToolArguments(
+                f"Invalid arguments for tool {self.name!r} ({fields}): {errors[0]['message']}",
+                tool=self.name,
+                errors=errors,
+                input_schema=self.input_schema,
+            ) from None
+        return {n: getattr(parsed, n) for n in self._param_names}
+
+    def dump_result(self, value: Any) -> Any:
+        """The JSON-able form of a return value (what `CallToolObservation.result` carries)."""
+        if self._return_adapter is not None:
+            return self._return_adapter.dump_python(value, mode="json")
+        if isinstance(value, BaseModel):
+            return value.model_dump(mode="json")
+        return _jsonable(value)
+
+    def structured(self, dumped: Any) -> dict[str, Any] | None:
+        """The MCP `structuredContent` for a dumped result (`None` without an output schema)."""
+        if self.output_schema is None:
+            return dumped if isinstance(dumped, dict) else None
+        return {"result": dumped} if self._wrap_output else dumped
+
+    def __repr__(self) -> str:
+        return f"ToolSpec({self.name!r}, mode={self.mode!r}, async={self.is_async})"
+
+
+def _has_description(annotation: Any) -> bool:
+    if typing.get_origin(annotation) is typing.Annotated:
+        return any(isinstance(m, FieldInfo) and m.description for m in typing.get_args(annotation)[1:])
+    return False
+
+
+def collect_tools(cls: type) -> dict[str, ToolSpec]:
+    """Build the `ToolSpec`s of every `@tool` method on `cls` and its bases (subclass wins)."""
+    specs: dict[str, ToolSpec] = {}
+    seen_attrs: set[str] = set()
+    for klass in cls.__mro__:
+        for attr, value in vars(klass).items():
+            if attr in seen_attrs:
+                continue
+            seen_attrs.add(attr)
+            fn = value.__func__ if isinstance(value, (staticmethod, classmethod)) else value
+            meta = getattr(fn, "__mcpgym_tool__", None)
+            if not isinstance(meta, ToolMeta):
+                continue
+            spec = ToolSpec(cls, attr, fn, meta)
+            if spec.name in specs:
+                raise EnvironmentDefinitionError(
+                    f"{cls.__qualname__}: two methods define tool {spec.name!r}"
+                    f" ({specs[spec.name].method} and {attr})"
+                )
+            specs[spec.name] = spec
+    return specs

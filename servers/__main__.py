@@ -1,0 +1,3 @@
+from mcpgym.servers.cli import main
+
+raise SystemExit(main())

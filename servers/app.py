@@ -1,0 +1,112 @@
+"""`create_app`: one Starlette application that serves an environment in either mode."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, replace
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.routing import BaseRoute, Route, WebSocketRoute
+
+from mcpgym.env import Environment, EnvironmentMetadata
+from mcpgym.tools import Mode
+from mcpgym.types import Action, Observation, State
+
+from mcpgym.servers import routes_http
+from mcpgym.servers.dispatch import Dispatcher
+from mcpgym.servers.factory import make_factory
+from mcpgym.servers.routes_ws import websocket_endpoint
+from mcpgym.servers.sessions import SessionManager
+from mcpgym.servers.settings import ServerSettings
+
+__all__ = ["EnvInfo", "create_app"]
+
+log = logging.getLogger("mcpgym.servers")
+
+
+@dataclass(slots=True)
+class EnvInfo:
+    """What the server learnt about the environment at start-up (from one probe instance)."""
+
+    env_cls: type | None
+    action_type: type[Action]
+    observation_type: type[Observation]
+    state_type: type[State]
+    metadata: EnvironmentMetadata
+
+
+async def _probe(factory: Any, env_cls: type | None) -> EnvInfo:
+    env: Environment[Any, Any, Any] = factory()
+    try:
+        return EnvInfo(
+            env_cls=env_cls or type(env),
+            action_type=env.action_type,
+            observation_type=env.observation_type,
+            state_type=env.state_type,
+            metadata=env.metadata(),
+        )
+    finally:
+        await env.aclose()
+
+
+def create_app(
+    env: Any,
+    *,
+    mode: Mode = "simulation",
+    settings: ServerSettings | None = None,
+    **overrides: Any,
+) -> Starlette:
+    """Build the ASGI app serving `env` (an Environment class or a zero-argument factory).
+
+    Args:
+        env: the environment class, or a callable returning a fresh instance.
+        mode: `"simulation"` (reset/step/state over HTTP and `/ws`) or `"production"`.
+        settings: full settings; keyword `overrides` replace single fields (e.g. `max_sessions=8`).
+
+    Example:
+        >>> from mcpgym.examples.guess import GuessEnv
+        >>> app = create_app(GuessEnv, max_sessions=8)
+        >>> sorted(r.path for r in app.routes)[:3]
+        ['/health', '/metadata', '/reset']
+    """
+    settings = replace(settings or ServerSettings(mode=mode), **({"mode": mode} | overrides))
+    factory, env_cls = make_factory(env, settings.mode)
+    sessions = SessionManager(
+        factory,
+        max_sessions=settings.max_sessions,
+        idle_timeout_s=settings.idle_timeout_s,
+        reap_interval_s=settings.reap_interval_s,
+    )
+    dispatcher = Dispatcher(max_frame_bytes=settings.max_frame_bytes, default_timeout_s=settings.step_timeout_s)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        app.state.env_info = await _probe(factory, env_cls)
+        sessions.start()
+        try:
+            yield
+        finally:
+            await sessions.stop()
+
+    routes: list[BaseRoute] = [
+        Route("/health", routes_http.health, methods=["GET"]),
+        Route("/metadata", routes_http.metadata, methods=["GET"]),
+    ]
+    if settings.mode == "simulation":
+        routes += [
+            Route("/reset", routes_http.reset, methods=["POST"]),
+            Route("/step", routes_http.step, methods=["POST"]),
+            Route("/state", routes_http.state, methods=["GET"]),
+            Route("/schema", routes_http.schema, methods=["GET"]),
+        ]
+    if settings.mode == "simulation" or settings.production_ws:
+        routes.append(WebSocketRoute("/ws", websocket_endpoint))
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.settings = settings
+    app.state.sessions = sessions
+    app.state.dispatcher = dispatcher
+    app.state.factory = factory
+    return app

@@ -1,0 +1,109 @@
+"""The `mcpgym` command line: `serve` here; other packages add subcommands through the
+`mcpgym.commands` entry-point group (a callable taking the argparse subparsers object)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from importlib.metadata import entry_points
+from typing import Any
+
+__all__ = ["build_parser", "main"]
+
+log = logging.getLogger("mcpgym")
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from mcpgym.servers.factory import load_target
+    from mcpgym.servers.settings import ServerSettings
+
+    try:
+        target = load_target(args.target)
+        settings = ServerSettings(
+            mode=args.mode,
+            max_sessions=args.max_sessions,
+            idle_timeout_s=args.idle_timeout,
+            max_frame_bytes=args.max_frame_bytes,
+            step_timeout_s=args.step_timeout,
+            token=args.token,
+            production_ws=args.production_ws,
+        )
+    except ValueError as exc:
+        print(f"mcpgym serve: error: {exc}", file=sys.stderr)
+        return 2
+    import uvicorn
+
+    from mcpgym.servers.app import create_app
+
+    try:
+        app = create_app(target, mode=settings.mode, settings=settings)
+    except ValueError as exc:
+        print(f"mcpgym serve: error: {exc}", file=sys.stderr)
+        return 2
+    uvicorn.run(
+        app,
+        host=args.host,
+        port=args.port,
+        log_level=args.log_level,
+        ws_max_size=settings.max_frame_bytes * 2,
+        ws_ping_interval=20.0,
+        ws_ping_timeout=20.0,
+        timeout_graceful_shutdown=5,
+    )
+    return 0
+
+
+def _add_serve(sub: Any) -> None:
+    p = sub.add_parser(
+        "serve",
+        help="serve an environment over HTTP, WebSocket and MCP",
+        description="Serve an environment. TARGET is MODULE:ATTR naming an Environment class or a "
+        "zero-argument factory, e.g. mcpgym.examples.guess:GuessEnv.",
+    )
+    p.add_argument("target", metavar="MODULE:ATTR")
+    p.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
+    p.add_argument("--mode", choices=["simulation", "production"], default="simulation",
+                   help="simulation: trainer owns episodes; production: real MCP service")
+    p.add_argument("--max-sessions", type=int, default=256, help="concurrent sessions (default 256)")
+    p.add_argument("--idle-timeout", type=float, default=600.0, metavar="SECONDS",
+                   help="close sessions idle this long (default 600)")
+    p.add_argument("--max-frame-bytes", type=int, default=4 * 1024 * 1024,
+                   help="largest WebSocket frame or HTTP body (default 4 MiB)")
+    p.add_argument("--step-timeout", type=float, default=None, metavar="SECONDS",
+                   help="default per-step timeout (default none)")
+    p.add_argument("--token", default=None, help="require this bearer token on /mcp and /ws")
+    p.add_argument("--production-ws", action="store_true",
+                   help="in production mode also serve /ws (requires --token)")
+    p.add_argument("--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"])
+    p.set_defaults(func=_serve)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full parser, including subcommands contributed by installed packages."""
+    parser = argparse.ArgumentParser(
+        prog="mcpgym",
+        description="Author, serve and evaluate tool-using environments for agents.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    _add_serve(sub)
+    for ep in entry_points(group="mcpgym.commands"):
+        try:
+            ep.load()(sub)
+        except Exception as exc:  # a broken plugin must not take the CLI down
+            log.warning("could not load mcpgym command %r: %s", ep.name, exc)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `mcpgym` console script."""
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    args = build_parser().parse_args(argv)
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,165 @@
+"""The one sans-IO dispatcher every transport calls: decode → dispatch → encode.
+
+Transports hand it decoded requests (or raw WebSocket text) and a `Session`; it returns wire dicts.
+It knows nothing of sockets or HTTP, so HTTP routes, WebSocket frames and tests share one path.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from pydantic import BaseModel
+
+from mcpgym.env import Environment
+from mcpgym.errors import (
+    FrameTooLarge,
+    InvalidJSON,
+    InvalidRequest,
+    MCPGymError,
+    SessionError,
+    UnknownMessageType,
+)
+from mcpgym.mcp_env import MCPEnvironment
+from mcpgym.types import Observation
+
+from mcpgym.servers.sessions import Session
+
+__all__ = ["Dispatcher", "McpFrameHandler", "error_frame", "observation_payload"]
+
+McpFrameHandler = Callable[[Session, dict[str, Any]], Awaitable[dict[str, Any] | None]]
+_RESET_KEYS = ("seed", "episode_id")
+
+
+def observation_payload(obs: Observation) -> dict[str, Any]:
+    """OpenEnv's envelope: the observation's own fields, with reward and done beside it."""
+    body = obs.model_dump(mode="json", exclude={"reward", "done"})
+    return {"observation": body, "reward": obs.reward, "done": obs.done}
+
+
+def error_frame(err: MCPGymError, request_id: Any = None) -> dict[str, Any]:
+    frame: dict[str, Any] = {"type": "error", "data": err.to_dict()}
+    if request_id is not None:
+        frame["id"] = request_id
+    return frame
+
+
+def _dump_state(state: Any) -> dict[str, Any]:
+    if isinstance(state, BaseModel):
+        return state.model_dump(mode="json")
+    if isinstance(state, dict):
+        return state  # type: ignore[return-value]
+    raise TypeError(f"state must be a pydantic model, got {type(state).__name__}")
+
+
+class Dispatcher:
+    """Runs reset/step/state for a session and turns every failure into a structured error."""
+
+    def __init__(
+        self,
+        *,
+        max_frame_bytes: int,
+        default_timeout_s: float | None = None,
+        mcp_handler: McpFrameHandler | None = None,
+    ) -> None:
+        self.max_frame_bytes = max_frame_bytes
+        self.default_timeout_s = default_timeout_s
+        self.mcp_handler = mcp_handler
+
+    # -- operations (shared by HTTP and WS) ------------------------------------------------------
+
+    async def reset(self, session: Session, data: Any) -> dict[str, Any]:
+        if data is None:
+            data = {}
+        if not isinstance(data, dict):
+            raise InvalidRequest("reset data must be a JSON object", errors=[{"field": "data"}])
+        kwargs = dict(data)
+        seed = kwargs.pop("seed", None)
+        episode_id = kwargs.pop("episode_id", None)
+        if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
+            raise InvalidRequest("seed must be an integer", errors=[{"field": "seed", "got": seed}])
+        if episode_id is not None and not isinstance(episode_id, str):
+            raise InvalidRequest(
+                "episode_id must be a string", errors=[{"field": "episode_id", "got": episode_id}]
+            )
+        obs = await session.env.areset(seed=seed, episode_id=episode_id, **kwargs)
+        session.started = True
+        return observation_payload(_check_obs(session.env, obs))
+
+    async def step(self, session: Session, action_data: Any, timeout_s: Any = None) -> dict[str, Any]:
+        env = session.env
+        action = env.parse_action(action_data)
+        if not session.started:
+            raise SessionError("No episode: send reset before step.")
+        timeout = self.default_timeout_s if timeout_s is None else _timeout(timeout_s)
+        obs = await env.astep(action, timeout_s=timeout)
+        return observation_payload(_check_obs(env, obs))
+
+    def state(self, session: Session) -> dict[str, Any]:
+        return _dump_state(session.env.state)
+
+    # -- WebSocket frames ------------------------------------------------------------------------
+
+    async def handle_text(self, session: Session, text: str | bytes) -> tuple[dict[str, Any] | None, bool]:
+        """Handle one WebSocket frame; returns (reply or None, close the connection after)."""
+        request_id: Any = None
+        try:
+            if len(text) > self.max_frame_bytes:
+                raise FrameTooLarge(
+                    f"frame of {len(text)} bytes exceeds the limit of {self.max_frame_bytes}",
+                    limit=self.max_frame_bytes,
+                )
+            try:
+                msg = json.loads(text)
+            except (ValueError, UnicodeDecodeError) as exc:
+                raise InvalidJSON(f"frame is not valid JSON: {exc}") from None
+            if not isinstance(msg, dict):
+                raise InvalidRequest("frame must be a JSON object with a 'type'")
+            request_id = msg.get("id")
+            kind = msg.get("type")
+            if kind == "step":
+                reply = {"type": "observation", "data": await self.step(session, msg.get("data"), msg.get("timeout_s"))}
+            elif kind == "reset":
+                reply = {"type": "observation", "data": await self.reset(session, msg.get("data"))}
+            elif kind == "state":
+                reply = {"type": "state", "data": self.state(session)}
+            elif kind == "close":
+                return None, True
+            elif kind == "mcp" and self.mcp_handler is not None:
+                data = msg.get("data")
+                if not isinstance(data, dict):
+                    raise InvalidRequest("mcp data must be a JSON-RPC request object")
+                response = await self.mcp_handler(session, data)
+                if response is None:  # a notification: nothing to answer
+                    return None, False
+                reply = {"type": "mcp", "data": response}
+            else:
+                raise UnknownMessageType(
+                    f"unknown message type {kind!r}; expected reset, step, state, close"
+                    + (", mcp" if self.mcp_handler else ""),
+                    got=kind,
+                )
+        except MCPGymError as err:
+            return error_frame(err, request_id), False
+        if request_id is not None:
+            reply["id"] = request_id
+        return reply, False
+
+
+def _timeout(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise InvalidRequest("timeout_s must be a positive number", errors=[{"field": "timeout_s", "got": value}])
+    return float(value)
+
+
+def _check_obs(env: Environment[Any, Any, Any], obs: Any) -> Observation:
+    if not isinstance(obs, Observation):
+        from mcpgym.errors import ExecutionError
+
+        raise ExecutionError(f"{type(env).__name__} returned {type(obs).__name__}, not an Observation")
+    return obs
+
+
+def is_mcp_env(env: Environment[Any, Any, Any]) -> bool:
+    return isinstance(env, MCPEnvironment)

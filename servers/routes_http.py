@@ -1,0 +1,116 @@
+"""HTTP routes: stateless `/reset` `/step` `/state` (a fresh instance per request) and the
+read-only `/health` `/schema` `/metadata`."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from mcpgym.errors import FrameTooLarge, InvalidJSON, InvalidRequest, MCPGymError
+from mcpgym.mcp_env import MCPEnvironment
+from mcpgym.types import mcp_action_adapter
+
+from mcpgym.servers.dispatch import Dispatcher
+from mcpgym.servers.sessions import Session, SessionManager
+
+__all__ = ["health", "metadata", "reset", "schema", "state", "step"]
+
+
+def error_response(err: MCPGymError) -> JSONResponse:
+    return JSONResponse({"error": err.to_dict()}, status_code=err.http_status)
+
+
+async def _json_body(request: Request) -> dict[str, Any]:
+    limit: int = request.app.state.settings.max_frame_bytes
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise FrameTooLarge(f"body of {declared} bytes exceeds the limit of {limit}", limit=limit)
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise FrameTooLarge(f"body exceeds the limit of {limit} bytes", limit=limit)
+    if not body.strip():
+        return {}
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InvalidJSON(f"body is not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise InvalidRequest("body must be a JSON object")
+    return data
+
+
+async def _one_shot(request: Request, body: dict[str, Any], action: Any = None, timeout: Any = None) -> dict[str, Any]:
+    """Run reset (and a step) on a fresh environment that lives for this request only."""
+    sessions: SessionManager = request.app.state.sessions
+    dispatcher: Dispatcher = request.app.state.dispatcher
+    session: Session = await sessions.open(transport="http")
+    try:
+        payload = await dispatcher.reset(session, body)
+        if action is not None:
+            payload = await dispatcher.step(session, action, timeout)
+        return payload
+    finally:
+        await sessions.close(session)
+
+
+async def reset(request: Request) -> Response:
+    try:
+        return JSONResponse(await _one_shot(request, await _json_body(request)))
+    except MCPGymError as err:
+        return error_response(err)
+
+
+async def step(request: Request) -> Response:
+    try:
+        body = await _json_body(request)
+        if "action" not in body:
+            raise InvalidRequest("body must be {'action': {...}, 'timeout_s'?: number}", errors=[{"field": "action", "message": "Field required"}])
+        extra = set(body) - {"action", "timeout_s", "reset"}
+        if extra:
+            raise InvalidRequest(f"unknown fields: {', '.join(sorted(extra))}", errors=[{"field": f, "message": "Extra inputs are not permitted"} for f in sorted(extra)])
+        reset_data = body.get("reset") or {}
+        return JSONResponse(await _one_shot(request, reset_data, body["action"], body.get("timeout_s")))
+    except MCPGymError as err:
+        return error_response(err)
+
+
+async def state(request: Request) -> Response:
+    sessions: SessionManager = request.app.state.sessions
+    try:
+        session = await sessions.open(transport="http")
+    except MCPGymError as err:
+        return error_response(err)
+    try:
+        return JSONResponse(request.app.state.dispatcher.state(session))
+    finally:
+        await sessions.close(session)
+
+
+async def health(request: Request) -> Response:
+    sessions: SessionManager = request.app.state.sessions
+    return JSONResponse({"status": "healthy", "mode": request.app.state.settings.mode, "sessions": len(sessions)})
+
+
+async def schema(request: Request) -> Response:
+    info = request.app.state.env_info
+    env_cls = info.env_cls
+    if env_cls is not None and issubclass(env_cls, MCPEnvironment):
+        action_schema = mcp_action_adapter.json_schema()
+    else:
+        action_schema = info.action_type.model_json_schema()
+    return JSONResponse(
+        {
+            "action": action_schema,
+            "observation": info.observation_type.model_json_schema(),
+            "state": info.state_type.model_json_schema(),
+        }
+    )
+
+
+async def metadata(request: Request) -> Response:
+    return JSONResponse(request.app.state.env_info.metadata.model_dump(mode="json"))

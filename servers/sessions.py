@@ -1,0 +1,146 @@
+"""Sessions: one environment instance per WebSocket (or MCP) session, capacity, idle reaping.
+
+All sessions live on the event loop; no thread is dedicated to a session. Sync environment calls
+borrow a worker from the shared pool only for the duration of a call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcpgym.env import Environment
+from mcpgym.errors import CapacityReached, ExecutionError
+
+from mcpgym.servers.factory import EnvFactory
+
+__all__ = ["Session", "SessionManager"]
+
+log = logging.getLogger("mcpgym.servers")
+_ids = itertools.count(1)
+
+
+@dataclass(eq=False, slots=True)
+class Session:
+    """One client's environment and bookkeeping.
+
+    `on_reap` is set by the transport: how to close the client side when the session is reaped.
+    """
+
+    id: str
+    env: Environment[Any, Any, Any]
+    transport: str
+    started: bool = False
+    last_active: float = field(default_factory=time.monotonic)
+    busy: int = 0
+    closed: bool = False
+    on_reap: Callable[[], Awaitable[None]] | None = None
+
+    def touch(self) -> None:
+        self.last_active = time.monotonic()
+
+
+class SessionManager:
+    """Creates, tracks, reaps and closes sessions, within a capacity."""
+
+    def __init__(
+        self,
+        factory: EnvFactory,
+        *,
+        max_sessions: int,
+        idle_timeout_s: float,
+        reap_interval_s: float = 5.0,
+    ) -> None:
+        self._factory = factory
+        self.max_sessions = max_sessions
+        self.idle_timeout_s = idle_timeout_s
+        self.reap_interval_s = reap_interval_s
+        self._sessions: dict[str, Session] = {}
+        self._reserved = 0
+        self._reaper: asyncio.Task[None] | None = None
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def get(self, session_id: str) -> Session | None:
+        return self._sessions.get(session_id)
+
+    async def open(self, transport: str) -> Session:
+        """Reserve a slot and build the environment; `CapacityReached` when full.
+
+        A factory that raises gives `ExecutionError` and frees the slot.
+        """
+        if len(self._sessions) + self._reserved >= self.max_sessions:
+            raise CapacityReached(
+                f"server is at capacity ({self.max_sessions} sessions); retry later",
+                max_sessions=self.max_sessions,
+            )
+        self._reserved += 1
+        try:
+            env = await asyncio.get_running_loop().run_in_executor(None, self._factory)
+        except Exception as exc:
+            log.exception("environment factory failed")
+            raise ExecutionError(
+                f"environment factory raised {type(exc).__name__}: {exc}", exception=type(exc).__name__
+            ) from exc
+        finally:
+            self._reserved -= 1
+        session = Session(id=f"s{next(_ids)}", env=env, transport=transport)
+        self._sessions[session.id] = session
+        return session
+
+    async def close(self, session: Session) -> None:
+        """Forget the session and close its environment (idempotent; never raises)."""
+        if session.closed:
+            return
+        session.closed = True
+        self._sessions.pop(session.id, None)
+        try:
+            await session.env.aclose()
+        except Exception:
+            log.exception("env.close() failed for session %s", session.id)
+
+    async def close_all(self) -> None:
+        for session in list(self._sessions.values()):
+            await self._reap_one(session)
+
+    # -- idle reaping ----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the reaper task (called from the app's lifespan)."""
+        if self._reaper is None:
+            self._reaper = asyncio.create_task(self._reap_loop(), name="mcpgym-session-reaper")
+
+    async def stop(self) -> None:
+        if self._reaper is not None:
+            self._reaper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reaper
+            self._reaper = None
+        await self.close_all()
+
+    async def _reap_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.reap_interval_s)
+            await self.reap_idle()
+
+    async def reap_idle(self) -> int:
+        """Close sessions idle for longer than `idle_timeout_s`; returns how many."""
+        deadline = time.monotonic() - self.idle_timeout_s
+        stale = [s for s in self._sessions.values() if s.busy == 0 and s.last_active < deadline]
+        for session in stale:
+            log.info("reaping idle session %s", session.id)
+            await self._reap_one(session)
+        return len(stale)
+
+    async def _reap_one(self, session: Session) -> None:
+        if session.on_reap is not None:
+            with contextlib.suppress(Exception):
+                await session.on_reap()
+        await self.close(session)

@@ -1,0 +1,44 @@
+"""`ServerSettings`: every knob of an mcpgym server in one frozen dataclass."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from mcpgym.tools import Mode
+
+__all__ = ["ServerSettings"]
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSettings:
+    """Settings shared by the app, the transports and the CLI.
+
+    Attributes:
+        mode: `"simulation"` (trainer owns episodes) or `"production"` (real MCP service).
+        max_sessions: concurrent WebSocket/MCP sessions; one more gets `CAPACITY_REACHED`.
+        idle_timeout_s: a session with no message for this long is closed and its slot freed.
+        reap_interval_s: how often idle sessions are looked for.
+        max_frame_bytes: largest accepted WebSocket frame or HTTP body.
+        step_timeout_s: default per-step timeout when the request names none (`None`: no limit).
+        token: bearer token required on `/mcp` and `/ws` when set.
+        allowed_origins: browser origins accepted besides localhost ones.
+        production_ws: in production mode, serve `/ws` too (requires `token`).
+    """
+
+    mode: Mode = "simulation"
+    max_sessions: int = 256
+    idle_timeout_s: float = 600.0
+    reap_interval_s: float = 5.0
+    max_frame_bytes: int = 4 * 1024 * 1024
+    step_timeout_s: float | None = None
+    token: str | None = None
+    allowed_origins: tuple[str, ...] = field(default_factory=tuple)
+    production_ws: bool = False
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("simulation", "production"):
+            raise ValueError(f"mode must be 'simulation' or 'production', not {self.mode!r}")
+        if self.max_sessions < 1:
+            raise ValueError("max_sessions must be at least 1")
+        if self.production_ws and not self.token:
+            raise ValueError("production_ws requires a token: /ws controls episodes")
