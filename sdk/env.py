@@ -83,7 +83,6 @@ class Environment(Generic[ActT, ObsT, StateT]):
     description: ClassVar[str] = ""
     version: ClassVar[str] = "0.0.0"
 
-    _inflight: asyncio.Future[Any] | None = None
     _action_adapter: ClassVar[TypeAdapter[Any] | None] = None
 
     # -- the contract authors implement ----------------------------------------------------------
@@ -140,52 +139,23 @@ class Environment(Generic[ActT, ObsT, StateT]):
 
     async def areset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> ObsT:
         """`reset` for async callers."""
-        return await self._serialized(self.reset, None, seed=seed, episode_id=episode_id, **kwargs)
+        return await self._contract_call(self.reset, None, seed=seed, episode_id=episode_id, **kwargs)
 
     async def astep(self, action: ActT, timeout_s: float | None = None, **kwargs: Any) -> ObsT:
         """`step` for async callers; raises `StepTimeout` after `timeout_s` seconds."""
-        return await self._serialized(self.step, timeout_s, action, timeout_s=timeout_s, **kwargs)
+        return await self._contract_call(self.step, timeout_s, action, timeout_s=timeout_s, **kwargs)
 
     async def aclose(self) -> None:
         """`close` for async callers; waits for a call still running in a worker thread."""
-        await self._serialized(self.close, None)
+        await self._contract_call(self.close, None)
 
-    async def _serialized(
+    async def _contract_call(
         self, method: Callable[..., Any], timeout_s: float | None, *args: Any, **kwargs: Any
     ) -> Any:
-        """Run one contract method, never overlapping a previous call that is still running.
-
-        A timed-out sync call keeps running in its thread (threads cannot be cancelled); the next
-        call waits for it so the environment is never entered twice at once.
-        """
-        prev = self._inflight
-        if prev is not None and not prev.done():
-            await asyncio.wait([prev])
-        fut: asyncio.Future[Any] = asyncio.ensure_future(self._invoke(method, *args, **kwargs))
-        self._inflight = fut
         try:
-            if timeout_s is None:
-                return await asyncio.shield(fut)
-            done, _ = await asyncio.wait([fut], timeout=timeout_s)
-            if not done:
-                raise StepTimeout(f"step did not finish within {timeout_s} s", timeout_s=timeout_s)
-            return fut.result()
-        except asyncio.CancelledError:
-            fut.cancel()
-            raise
-
-    async def _invoke(self, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        try:
-            if inspect.iscoroutinefunction(method):
-                return await method(*args, **kwargs)
-            if self.blocking:
-                loop = asyncio.get_running_loop()
-                result = await loop.run_in_executor(None, functools.partial(method, *args, **kwargs))
-            else:
-                result = method(*args, **kwargs)
-            if inspect.isawaitable(result):
-                result = await result
-            return result
+            return await self._exclusive(method, args, kwargs, timeout_s)
+        except TimeoutError:
+            raise StepTimeout(f"step did not finish within {timeout_s} s", timeout_s=timeout_s) from None
         except MCPGymError:
             raise
         except Exception as exc:
@@ -194,3 +164,55 @@ class Environment(Generic[ActT, ObsT, StateT]):
                 f"{type(exc).__name__}: {exc}",
                 exception=type(exc).__name__,
             ) from exc
+
+    def _call_lock(self) -> asyncio.Lock:
+        lock: asyncio.Lock | None = self.__dict__.get("_mcpgym_lock")
+        if lock is None:
+            lock = self.__dict__["_mcpgym_lock"] = asyncio.Lock()
+        return lock
+
+    async def _exclusive(
+        self,
+        method: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        timeout_s: float | None,
+    ) -> Any:
+        """Run one method of this instance, never overlapping another call of the same instance.
+
+        Async methods run on the loop (cancelled on timeout); sync methods run in the shared worker
+        pool when `blocking` (else inline). A thread cannot be cancelled, so a timed-out sync call
+        keeps the instance locked until it really returns. Raises `TimeoutError` on timeout and
+        whatever the method raised otherwise.
+        """
+        lock = self._call_lock()
+        await lock.acquire()
+        handed_over = False
+        try:
+            if inspect.iscoroutinefunction(method):
+                fut: asyncio.Future[Any] = asyncio.ensure_future(method(*args, **kwargs))
+                cancellable = True
+            elif self.blocking:
+                loop = asyncio.get_running_loop()
+                fut = loop.run_in_executor(None, functools.partial(method, *args, **kwargs))
+                cancellable = False
+            else:
+                result = method(*args, **kwargs)
+                return (await result) if inspect.isawaitable(result) else result
+            fut.add_done_callback(lambda _: lock.release())
+            handed_over = True
+            try:
+                done, _ = await asyncio.wait([fut], timeout=timeout_s)
+            except asyncio.CancelledError:
+                if cancellable:
+                    fut.cancel()
+                raise
+            if not done:
+                if cancellable:
+                    fut.cancel()
+                raise TimeoutError
+            result = fut.result()
+            return (await result) if inspect.isawaitable(result) else result
+        finally:
+            if not handed_over:
+                lock.release()

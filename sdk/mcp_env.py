@@ -20,7 +20,6 @@ Example:
 from __future__ import annotations
 
 import asyncio
-import functools
 import inspect
 import uuid
 from typing import Any, ClassVar
@@ -148,22 +147,13 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None, timeout_s: float | None = None) -> Any:
         """Validate and run one tool; returns the JSON-able result or raises a `ToolError`.
 
-        This is the single path every transport uses (WS/HTTP `step`, `/mcp`, stdio).
+        This is the single path every transport uses (WS/HTTP `step`, `/mcp`, stdio). Calls of one
+        instance never overlap, whichever transport they come from.
         """
         spec = self.get_tool(name)
         kwargs = spec.validate(arguments)
-        method = getattr(self, spec.method)
         try:
-            if spec.is_async:
-                coro = method(**kwargs)
-                value = await (asyncio.wait_for(coro, timeout_s) if timeout_s else coro)
-            elif self.blocking:
-                loop = asyncio.get_running_loop()
-                fut = loop.run_in_executor(None, functools.partial(method, **kwargs))
-                self._inflight = fut  # a timed-out call keeps its thread; the next call waits
-                value = await (asyncio.wait_for(asyncio.shield(fut), timeout_s) if timeout_s else fut)
-            else:
-                value = method(**kwargs)
+            value = await self._exclusive(getattr(self, spec.method), (), kwargs, timeout_s)
         except TimeoutError:
             raise ToolTimeout(f"Tool {name!r} did not finish within {timeout_s} s", tool=name) from None
         except ToolError:
@@ -206,9 +196,6 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
     ) -> Observation:
         """Apply a tool action; tool failures become `CallToolObservation.error`, not exceptions."""
         self._require_episode()
-        prev = self._inflight
-        if prev is not None and not prev.done():
-            await asyncio.wait([prev])
         if isinstance(action, ListToolsAction):
             return self._finish(action, self._list_observation())
         try:

@@ -21,6 +21,11 @@ def _serve(args: argparse.Namespace) -> int:
 
     try:
         target = load_target(args.target)
+        principals = _load_principals(args.principals) if args.principals else {}
+        if args.stdio:
+            from mcpgym.servers.stdio import serve_stdio
+
+            return serve_stdio(target)
         settings = ServerSettings(
             mode=args.mode,
             max_sessions=args.max_sessions,
@@ -29,6 +34,9 @@ def _serve(args: argparse.Namespace) -> int:
             step_timeout_s=args.step_timeout,
             token=args.token,
             production_ws=args.production_ws,
+            allowed_origins=tuple(args.allowed_origin),
+            allowed_hosts=tuple(args.allowed_host),
+            principals=principals,
         )
     except ValueError as exc:
         print(f"mcpgym serve: error: {exc}", file=sys.stderr)
@@ -55,6 +63,19 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _load_principals(path: str) -> dict[str, dict[str, Any]]:
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"cannot read principals file {path!r}: {exc}") from exc
+    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+        raise ValueError(f"{path}: expected a JSON object mapping token -> reset options")
+    return data
+
+
 def _add_serve(sub: Any) -> None:
     p = sub.add_parser(
         "serve",
@@ -77,6 +98,15 @@ def _add_serve(sub: Any) -> None:
     p.add_argument("--token", default=None, help="require this bearer token on /mcp and /ws")
     p.add_argument("--production-ws", action="store_true",
                    help="in production mode also serve /ws (requires --token)")
+    p.add_argument("--stdio", action="store_true",
+                   help="serve the production tools as MCP over stdin/stdout instead of HTTP")
+    p.add_argument("--principals", metavar="FILE", default=None,
+                   help="JSON file mapping bearer token -> reset options; each principal gets its own "
+                   "production instance (implies bearer auth)")
+    p.add_argument("--allowed-origin", action="append", default=[], metavar="ORIGIN",
+                   help="browser Origin to accept besides localhost (repeatable)")
+    p.add_argument("--allowed-host", action="append", default=[], metavar="HOST",
+                   help="Host header to accept besides loopback, e.g. example.com:8000 (repeatable)")
     p.add_argument("--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"])
     p.set_defaults(func=_serve)
 

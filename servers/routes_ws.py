@@ -11,6 +11,7 @@ from starlette.websockets import WebSocket, WebSocketState
 from mcpgym.errors import CapacityReached, MCPGymError
 
 from mcpgym.servers.dispatch import Dispatcher, error_frame
+from mcpgym.servers.routes_mcp import check_bearer, origin_allowed
 from mcpgym.servers.sessions import SessionManager
 
 __all__ = ["websocket_endpoint"]
@@ -29,6 +30,13 @@ async def websocket_endpoint(websocket: WebSocket) -> None:
     """Serve one client: accept, open a session, then answer frames until close."""
     sessions: SessionManager = websocket.app.state.sessions
     dispatcher: Dispatcher = websocket.app.state.dispatcher
+    settings = websocket.app.state.settings
+    if not origin_allowed(websocket.headers.get("origin"), settings):
+        await websocket.close(code=1008, reason="Origin not allowed")
+        return
+    if check_bearer(websocket.headers, settings) is None:
+        await websocket.close(code=1008, reason="missing or invalid bearer token")
+        return
     await websocket.accept()
     try:
         session = await sessions.open(transport="ws")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from mcpgym.tools import Mode
 
@@ -22,6 +24,9 @@ class ServerSettings:
         step_timeout_s: default per-step timeout when the request names none (`None`: no limit).
         token: bearer token required on `/mcp` and `/ws` when set.
         allowed_origins: browser origins accepted besides localhost ones.
+        allowed_hosts: `Host` header values accepted besides loopback ones (DNS-rebinding guard).
+        principals: token → reset options; each token's holder gets its own production instance
+            (e.g. `{"tok-a": {"user": "alice@acme.test"}}`). Implies bearer auth.
         production_ws: in production mode, serve `/ws` too (requires `token`).
     """
 
@@ -33,6 +38,8 @@ class ServerSettings:
     step_timeout_s: float | None = None
     token: str | None = None
     allowed_origins: tuple[str, ...] = field(default_factory=tuple)
+    allowed_hosts: tuple[str, ...] = field(default_factory=tuple)
+    principals: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     production_ws: bool = False
 
     def __post_init__(self) -> None:
@@ -40,5 +47,5 @@ class ServerSettings:
             raise ValueError(f"mode must be 'simulation' or 'production', not {self.mode!r}")
         if self.max_sessions < 1:
             raise ValueError("max_sessions must be at least 1")
-        if self.production_ws and not self.token:
+        if self.production_ws and not (self.token or self.principals):
             raise ValueError("production_ws requires a token: /ws controls episodes")

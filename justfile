@@ -1,0 +1,51 @@
+# mcpgym — the single entry for humans and CI. `just --list` shows every recipe.
+
+set shell := ["bash", "-euo", "pipefail", "-c"]
+
+python := env("PYTHON", "python3")
+venv := ".venv"
+py := venv / "bin/python"
+
+# List the recipes.
+default:
+    @just --list
+
+# Create .venv and install mcpgym with its dev extras (re-runs only when pyproject.toml changes).
+setup:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    stamp="{{venv}}/.mcpgym-setup"
+    want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then exit 0; fi
+    [ -x "{{py}}" ] || {{python}} -m venv {{venv}}
+    {{py}} -m pip install --quiet --disable-pip-version-check --upgrade pip
+    {{py}} -m pip install --quiet --disable-pip-version-check -e ".[dev]"
+    echo "$want" > "$stamp"
+
+# Run the default test suite (in-process and real-socket tests; no npm, Docker or agent CLIs).
+test *ARGS: setup
+    {{py}} -m pytest -m "not interop and not conformance and not docker and not agents" {{ARGS}}
+
+# Drive an mcpgym server with the released openenv package (own virtual environment).
+test-interop *ARGS: setup
+    {{py}} -m pytest -m interop {{ARGS}}
+
+# Lint, format check, strict types on sdk/ and servers/, import direction.
+check: setup
+    {{py}} -m ruff check .
+    {{py}} -m ruff format --check .
+    {{py}} -m pyright
+    {{py}} -m pytest -q tests/test_layers.py
+
+# Format the code.
+fmt: setup
+    {{py}} -m ruff format .
+    {{py}} -m ruff check --fix .
+
+# Benchmarks against a bare Starlette+uvicorn floor (bounded; prints figures and ratios).
+bench *ARGS: setup
+    {{py}} bench/run.py {{ARGS}}
+
+# The main job: serve the example environment and play a client episode over the WebSocket.
+demo: setup
+    {{py}} -m mcpgym.examples.demo

@@ -1,0 +1,162 @@
+"""The environment's tools as a real MCP server, on the official `mcp` package's low-level `Server`.
+
+One `Server` object serves every MCP transport (Streamable HTTP on `/mcp`, stdio, and the WebSocket
+`mcp` frame). Which environment instance answers is decided per request:
+
+- a transport that already knows it (a WebSocket session, the production service, stdio) sets
+  `CURRENT_ENV` before handing the request over;
+- otherwise (simulation `/mcp`) each MCP connection gets its own instance from the session manager:
+  a stateful session keeps one for its lifetime, a stateless request gets a fresh one.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
+
+from mcpgym.errors import MCPGymError, ToolError, ToolNotFound
+from mcpgym.mcp_env import MCPEnvironment
+
+from mcpgym.servers.sessions import Session, SessionManager
+
+__all__ = ["CURRENT_ENV", "build_mcp_server", "tool_result"]
+
+CURRENT_ENV: contextvars.ContextVar[MCPEnvironment | None] = contextvars.ContextVar(
+    "mcpgym_current_env", default=None
+)
+_SESSION_KEY = "mcpgym_session"
+
+
+def _as_tool(spec: Any) -> types.Tool:
+    annotations = types.ToolAnnotations.model_validate(spec.annotations) if spec.annotations else None
+    return types.Tool(
+        name=spec.name,
+        description=spec.description or None,
+        input_schema=spec.input_schema,
+        output_schema=spec.output_schema,
+        annotations=annotations,
+    )
+
+
+def tool_result(spec: Any, dumped: Any) -> types.CallToolResult:
+    """A successful call: the value as JSON text, and as `structuredContent` when typed."""
+    text = dumped if isinstance(dumped, str) else json.dumps(dumped, ensure_ascii=False)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)],
+        structured_content=spec.structured(dumped),
+        is_error=False,
+    )
+
+
+def error_result(err: ToolError) -> types.CallToolResult:
+    """A failed call the model can correct itself from: the error as JSON text and structured."""
+    payload = err.to_info()
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=json.dumps(payload, ensure_ascii=False, default=str))],
+        structured_content=payload,
+        is_error=True,
+    )
+
+
+def build_mcp_server(
+    *,
+    name: str,
+    version: str,
+    instructions: str | None,
+    tool_specs: Callable[[], dict[str, Any]],
+    mode: str,
+    sessions: SessionManager | None,
+    default_env: Callable[[], Awaitable[MCPEnvironment]] | None = None,
+) -> Server[Any]:
+    """Build the low-level MCP `Server` for an environment.
+
+    Args:
+        tool_specs: returns the environment class's `ToolSpec`s (for `tools/call` header checks).
+        mode: the server mode; only tools visible in it exist.
+        sessions: where simulation-mode MCP connections get their own environment instance.
+        default_env: the instance used when no transport set one (the production service).
+    """
+
+    def input_schema(tool_name: str) -> dict[str, Any] | None:
+        spec = tool_specs().get(tool_name)
+        return spec.input_schema if spec is not None and spec.visible_in(mode) else None
+
+    async def resolve(ctx: Any) -> MCPEnvironment:
+        env = CURRENT_ENV.get()
+        if env is not None:
+            return env
+        if default_env is not None:
+            return await default_env()
+        session: Session | None = _connection_state(ctx).get(_SESSION_KEY)
+        if session is None:
+            raise MCPError(code=types.INTERNAL_ERROR, message="no environment for this connection")
+        env = session.env
+        if not isinstance(env, MCPEnvironment):
+            raise MCPError(code=types.INTERNAL_ERROR, message="the environment has no tools")
+        session.touch()
+        return env
+
+    async def on_list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        env = await resolve(ctx)
+        return types.ListToolsResult(tools=[_as_tool(s) for s in env.visible_tools()])
+
+    async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        env = await resolve(ctx)
+        try:
+            spec = env.get_tool(params.name)
+        except ToolNotFound as err:
+            raise MCPError(code=types.INVALID_PARAMS, message=err.message, data=err.detail) from None
+        try:
+            dumped = await env.call_tool(params.name, dict(params.arguments or {}))
+        except ToolError as err:
+            return error_result(err)
+        except Exception as exc:  # never leak a traceback into the protocol
+            return error_result(ToolError(f"{type(exc).__name__}: {exc}", tool=params.name))
+        return tool_result(spec, dumped)
+
+    server: Server[Any] = Server(
+        name,
+        version=version,
+        instructions=instructions,
+        get_tool_input_schema=input_schema,
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+    )
+    if sessions is not None and default_env is None:
+        server.middleware.append(_per_connection_env(sessions))
+    return server
+
+
+def _connection_state(ctx: Any) -> dict[str, Any]:
+    # mcp 2.3.0 keeps the per-connection state and exit stack on a private attribute; the version
+    # is pinned and tests/servers/test_mcp_http.py fails loudly if this moves.
+    return ctx.session._connection.state
+
+
+def _per_connection_env(sessions: SessionManager) -> Callable[..., Awaitable[Any]]:
+    """Middleware: give each MCP connection its own environment, closed when the connection ends."""
+
+    async def middleware(ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
+        if CURRENT_ENV.get() is None:
+            conn = ctx.session._connection
+            if _SESSION_KEY not in conn.state:
+                try:
+                    session = await sessions.open(transport="mcp")
+                except MCPGymError as err:
+                    raise MCPError(code=err.jsonrpc_code, message=err.message, data=err.to_dict()) from None
+                conn.state[_SESSION_KEY] = session
+                conn.exit_stack.push_async_callback(sessions.close, session)
+                try:
+                    await session.env.areset()
+                    session.started = True
+                except MCPGymError as err:
+                    raise MCPError(code=err.jsonrpc_code, message=err.message, data=err.to_dict()) from None
+        return await call_next(ctx)
+
+    return middleware

@@ -1,0 +1,116 @@
+"""`/mcp`: Streamable HTTP from the official `mcp` package, behind our Origin and bearer checks.
+
+The session manager serves both protocol eras (2025-11-25 sessions and 2026-07-28 stateless
+requests). In front of it we answer a bad `Origin` with 403 and a missing or wrong token with 401
+*before* the manager looks at session ids, and in production we pick the principal's environment.
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.datastructures import Headers
+from starlette.responses import JSONResponse
+from starlette.types import Receive, Scope, Send
+
+from mcpgym.servers.mcp_server import CURRENT_ENV
+from mcpgym.servers.principals import ProductionEnvs
+from mcpgym.servers.settings import ServerSettings
+
+__all__ = ["McpEndpoint", "check_bearer", "origin_allowed", "security_settings"]
+
+_LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+
+
+def security_settings(settings: ServerSettings) -> TransportSecuritySettings:
+    """DNS-rebinding protection: loopback hosts and origins plus the configured ones."""
+    hosts = [f"{h}:*" for h in _LOCAL_HOSTS] + list(_LOCAL_HOSTS) + list(settings.allowed_hosts)
+    origins = [f"http://{h}:*" for h in _LOCAL_HOSTS] + [f"http://{h}" for h in _LOCAL_HOSTS]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=hosts,
+        allowed_origins=origins + list(settings.allowed_origins),
+    )
+
+
+def origin_allowed(origin: str | None, settings: ServerSettings) -> bool:
+    """No Origin (not a browser) passes; a browser origin must be local or configured."""
+    if origin is None:
+        return True
+    if origin in settings.allowed_origins:
+        return True
+    parts = urlsplit(origin)
+    return parts.scheme in ("http", "https") and (parts.hostname or "") in ("127.0.0.1", "localhost", "::1")
+
+
+def check_bearer(headers: Headers, settings: ServerSettings) -> str | None:
+    """The matching token, `""` when no auth is configured, or `None` when rejected.
+
+    Compares in constant time against every configured token.
+    """
+    if not settings.token and not settings.principals:
+        return ""
+    scheme, _, given = headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not given:
+        return None
+    matched: str | None = None
+    candidates: list[str] = [*settings.principals]
+    if settings.token:
+        candidates.append(settings.token)
+    for token in candidates:
+        if hmac.compare_digest(token.encode(), given.encode()):
+            matched = token
+    return matched
+
+
+def _unauthorized() -> JSONResponse:
+    return JSONResponse(
+        {"error": {"code": "UNAUTHORIZED", "message": "missing or invalid bearer token"}},
+        status_code=401,
+        headers={"WWW-Authenticate": 'Bearer realm="mcpgym"'},
+    )
+
+
+class McpEndpoint:
+    """ASGI endpoint for `/mcp`."""
+
+    def __init__(
+        self,
+        manager: StreamableHTTPSessionManager,
+        settings: ServerSettings,
+        production: ProductionEnvs | None,
+    ) -> None:
+        self.manager = manager
+        self.settings = settings
+        self.production = production
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = Headers(scope=scope)
+        if not origin_allowed(headers.get("origin"), self.settings):
+            response = JSONResponse(
+                {"error": {"code": "FORBIDDEN", "message": "Origin not allowed"}}, status_code=403
+            )
+            await response(scope, receive, send)
+            return
+        token = check_bearer(headers, self.settings)
+        if token is None:
+            await _unauthorized()(scope, receive, send)
+            return
+        reset = None
+        if self.production is not None:
+            env = await self.production.for_token(token)
+            reset = CURRENT_ENV.set(env)
+        try:
+            await self.manager.handle_request(scope, receive, send)
+        finally:
+            if reset is not None:
+                CURRENT_ENV.reset(reset)
+
+
+
+
