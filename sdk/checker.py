@@ -22,7 +22,13 @@ from typing import Any
 from mcpgym.env import Environment
 from mcpgym.errors import MCPGymError
 from mcpgym.mcp_env import MCPEnvironment
-from mcpgym.types import CallToolObservation, ListToolsAction, ListToolsObservation, Observation, State
+from mcpgym.types import (
+    CallToolObservation,
+    ListToolsAction,
+    ListToolsObservation,
+    Observation,
+    State,
+)
 
 __all__ = ["EnvCheckError", "check_env"]
 
@@ -32,7 +38,9 @@ class EnvCheckError(MCPGymError, AssertionError):
 
     def __init__(self, failures: dict[str, str]) -> None:
         lines = "\n".join(f"- {k}: {v}" for k, v in failures.items())
-        super().__init__(f"{len(failures)} environment check(s) failed:\n{lines}", failures=failures)
+        super().__init__(
+            f"{len(failures)} environment check(s) failed:\n{lines}", failures=failures
+        )
         self.failures = failures
 
 
@@ -54,7 +62,9 @@ def check_reset_returns_observation(env: Environment[Any, Any, Any]) -> None:
     """reset() returns an Observation whose JSON form round-trips."""
     obs = _run(env.reset(seed=0, episode_id="check-env"))
     if not isinstance(obs, Observation):
-        raise AssertionError(f"reset() returned {type(obs).__name__}; return an Observation (subclass).")
+        raise AssertionError(
+            f"reset() returned {type(obs).__name__}; return an Observation (subclass)."
+        )
     json.dumps(obs.model_dump(mode="json"))
 
 
@@ -64,15 +74,19 @@ def check_state(env: Environment[Any, Any, Any]) -> None:
     if not isinstance(st, State):
         raise AssertionError(f"state returned {type(st).__name__}; return a State (subclass).")
     if st.episode_id != "check-env":
-        raise AssertionError(f"state.episode_id is {st.episode_id!r} after reset(episode_id='check-env').")
+        raise AssertionError(
+            f"state.episode_id is {st.episode_id!r} after reset(episode_id='check-env')."
+        )
 
 
 def check_tools(env: Environment[Any, Any, Any]) -> None:
-    """An MCPEnvironment lists its tools through step(ListToolsAction()) and each schema is an object."""
+    """An MCPEnvironment lists tools via step(ListToolsAction()); each schema is an object."""
     if not isinstance(env, MCPEnvironment):
         return
     if not env.tool_specs:
-        raise AssertionError("the class has no @tool methods; decorate at least one method with @tool.")
+        raise AssertionError(
+            "the class has no @tool methods; decorate at least one method with @tool."
+        )
     before = env.state.step_count
     obs = _run(env.step(ListToolsAction()))
     if not isinstance(obs, ListToolsObservation):
@@ -91,7 +105,11 @@ def check_unknown_tool_is_data(env: Environment[Any, Any, Any]) -> None:
     from mcpgym.types import CallToolAction
 
     obs = _run(env.step(CallToolAction(tool_name="__no_such_tool__")))
-    if not (isinstance(obs, CallToolObservation) and obs.error and obs.error.error_type == "tool_not_found"):
+    if not (
+        isinstance(obs, CallToolObservation)
+        and obs.error
+        and obs.error.error_type == "tool_not_found"
+    ):
         raise AssertionError("an unknown tool must come back as error_type 'tool_not_found'.")
 
 
@@ -122,7 +140,9 @@ def check_env(env: Environment[Any, Any, Any] | type[Environment[Any, Any, Any]]
         try:
             check(instance)
         except Exception as exc:
-            failures[check.__name__] = f"{exc}" if isinstance(exc, AssertionError) else f"{type(exc).__name__}: {exc}"
+            failures[check.__name__] = (
+                f"{exc}" if isinstance(exc, AssertionError) else f"{type(exc).__name__}: {exc}"
+            )
             if check is check_reset_returns_observation:
                 break  # nothing after it can run without an episode
         else:

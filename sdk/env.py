@@ -33,7 +33,7 @@ import asyncio
 import functools
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar, cast
 
 from pydantic import BaseModel, TypeAdapter
 from pydantic import ValidationError as PydanticValidationError
@@ -93,7 +93,9 @@ class Environment(Generic[ActT, ObsT, StateT]):
         """Start a new episode and return the first observation."""
         raise NotImplementedError(f"{type(self).__name__} must implement reset()")
 
-    def step(self, action: ActT, timeout_s: float | None = None, **kwargs: Any) -> ObsT | Awaitable[ObsT]:
+    def step(
+        self, action: ActT, timeout_s: float | None = None, **kwargs: Any
+    ) -> ObsT | Awaitable[ObsT]:
         """Apply one action and return the next observation (with `reward` and `done`)."""
         raise NotImplementedError(f"{type(self).__name__} must implement step()")
 
@@ -102,7 +104,7 @@ class Environment(Generic[ActT, ObsT, StateT]):
         """The episode's bookkeeping (`episode_id`, `step_count`, …)."""
         raise NotImplementedError(f"{type(self).__name__} must implement the state property")
 
-    def close(self) -> None | Awaitable[None]:
+    def close(self) -> Awaitable[None] | None:
         """Release resources; called once when the session ends."""
         return None
 
@@ -113,14 +115,17 @@ class Environment(Generic[ActT, ObsT, StateT]):
 
         Raises `InvalidRequest` listing every problem.
         """
-        adapter = type(self)._action_adapter
+        cls = type(self)
+        adapter = cls.__dict__.get("_action_adapter")  # per class: subclasses differ in action_type
         if adapter is None:
             adapter = TypeAdapter(self.action_type)
-            type(self)._action_adapter = adapter
+            cls._action_adapter = adapter
         if not isinstance(data, Mapping):
-            raise InvalidRequest("action must be a JSON object", errors=[{"field": "action", "got": data}])
+            raise InvalidRequest(
+                "action must be a JSON object", errors=[{"field": "action", "got": data}]
+            )
         try:
-            return adapter.validate_python(data)
+            return cast(ActT, adapter.validate_python(data))
         except PydanticValidationError as exc:
             errors = validation_errors(exc)
             raise InvalidRequest(
@@ -137,25 +142,33 @@ class Environment(Generic[ActT, ObsT, StateT]):
             observation_type=self.observation_type.__name__,
         )
 
-    async def areset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> ObsT:
+    async def areset(
+        self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any
+    ) -> ObsT:
         """`reset` for async callers."""
-        return await self._contract_call(self.reset, None, seed=seed, episode_id=episode_id, **kwargs)
+        return await self._contract_call(
+            self.reset, None, seed=seed, episode_id=episode_id, **kwargs
+        )
 
     async def astep(self, action: ActT, timeout_s: float | None = None, **kwargs: Any) -> ObsT:
         """`step` for async callers; raises `StepTimeout` after `timeout_s` seconds."""
-        return await self._contract_call(self.step, timeout_s, action, timeout_s=timeout_s, **kwargs)
+        return await self._contract_call(
+            self.step, timeout_s, action, timeout_s=timeout_s, **kwargs
+        )
 
     async def aclose(self) -> None:
         """`close` for async callers; waits for a call still running in a worker thread."""
         await self._contract_call(self.close, None)
 
     async def _contract_call(
-        self, method: Callable[..., Any], timeout_s: float | None, *args: Any, **kwargs: Any
+        self, method: Callable[..., Any], deadline: float | None, /, *args: Any, **kwargs: Any
     ) -> Any:
         try:
-            return await self._exclusive(method, args, kwargs, timeout_s)
+            return await self._exclusive(method, args, kwargs, deadline)
         except TimeoutError:
-            raise StepTimeout(f"step did not finish within {timeout_s} s", timeout_s=timeout_s) from None
+            raise StepTimeout(
+                f"step did not finish within {deadline} s", timeout_s=deadline
+            ) from None
         except MCPGymError:
             raise
         except Exception as exc:

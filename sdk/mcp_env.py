@@ -1,8 +1,8 @@
 """`MCPEnvironment`: an environment whose actions are tool calls.
 
 Subclass it, mark methods with `@tool`, and every tool becomes reachable as
-`step(CallToolAction(...))` in simulation and as a real MCP tool in production. Each tool call is one
-step with a reward: override `reward()` (or give the class a rubric later) and call `end_episode()`
+`step(CallToolAction(...))` in simulation and as a real MCP tool in production. Each tool call is
+one step with a reward: override `reward()` (or give the class a rubric later) and call `end_episode()`
 from a tool to finish.
 
 Example:
@@ -79,7 +79,9 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
 
     # -- episode contract ------------------------------------------------------------------------
 
-    def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> Observation:
+    def reset(
+        self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any
+    ) -> Observation:
         """Start an episode: fresh `State`, step count 0. Subclasses call this first."""
         self._state = self.state_type(episode_id=episode_id or uuid.uuid4().hex[:12], step_count=0)
         self._done = False
@@ -144,7 +146,9 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
 
     # -- tool calls --------------------------------------------------------------------------------
 
-    async def call_tool(self, name: str, arguments: dict[str, Any] | None, timeout_s: float | None = None) -> Any:
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any] | None, timeout_s: float | None = None
+    ) -> Any:
         """Validate and run one tool; returns the JSON-able result or raises a `ToolError`.
 
         This is the single path every transport uses (WS/HTTP `step`, `/mcp`, stdio). Calls of one
@@ -155,7 +159,9 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
         try:
             value = await self._exclusive(getattr(self, spec.method), (), kwargs, timeout_s)
         except TimeoutError:
-            raise ToolTimeout(f"Tool {name!r} did not finish within {timeout_s} s", tool=name) from None
+            raise ToolTimeout(
+                f"Tool {name!r} did not finish within {timeout_s} s", tool=name
+            ) from None
         except ToolError:
             raise
         except Exception as exc:
@@ -178,7 +184,10 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
         return spec.dump_result(value)
 
     def step(
-        self, action: ListToolsAction | CallToolAction, timeout_s: float | None = None, **kwargs: Any
+        self,
+        action: ListToolsAction | CallToolAction,
+        timeout_s: float | None = None,
+        **kwargs: Any,
     ) -> Observation:
         """Apply a tool action synchronously (in-process use; servers use `astep`)."""
         self._require_episode()
@@ -188,11 +197,16 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
             result = self.call_tool_sync(action.tool_name, action.arguments)
             obs = CallToolObservation(tool_name=action.tool_name, result=result)
         except ToolError as err:
-            obs = CallToolObservation(tool_name=action.tool_name, error=ToolErrorInfo(**err.to_info()))
+            obs = CallToolObservation(
+                tool_name=action.tool_name, error=ToolErrorInfo(**err.to_info())
+            )
         return self._finish(action, obs)
 
     async def astep(
-        self, action: ListToolsAction | CallToolAction, timeout_s: float | None = None, **kwargs: Any
+        self,
+        action: ListToolsAction | CallToolAction,
+        timeout_s: float | None = None,
+        **kwargs: Any,
     ) -> Observation:
         """Apply a tool action; tool failures become `CallToolObservation.error`, not exceptions."""
         self._require_episode()
@@ -202,7 +216,9 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
             result = await self.call_tool(action.tool_name, action.arguments, timeout_s)
             obs = CallToolObservation(tool_name=action.tool_name, result=result)
         except ToolError as err:
-            obs = CallToolObservation(tool_name=action.tool_name, error=ToolErrorInfo(**err.to_info()))
+            obs = CallToolObservation(
+                tool_name=action.tool_name, error=ToolErrorInfo(**err.to_info())
+            )
         return self._finish(action, obs)
 
     def _list_observation(self) -> ListToolsObservation:
@@ -228,4 +244,6 @@ def _run_coroutine(coro: Any) -> Any:
     except RuntimeError:
         return asyncio.run(coro)
     coro.close()
-    raise RuntimeError("An async tool cannot be called with step() inside a running loop; use astep().")
+    raise RuntimeError(
+        "An async tool cannot be called with step() inside a running loop; use astep()."
+    )

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import types
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -31,6 +32,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
 from pydantic import ValidationError as PydanticValidationError
 from pydantic.fields import FieldInfo
 
+from mcpgym.content import ContentBlocks, as_blocks, is_content_annotation
+from mcpgym.context import ToolContext, current_context
 from mcpgym.errors import EnvironmentDefinitionError, InvalidToolArguments
 from mcpgym.types import ToolInfo
 
@@ -142,7 +145,7 @@ def _parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
                 in_args = False
                 current = None
                 if re.match(r"^\w+:\s*$", line):
-                    continue
+                    break
             else:
                 m = _ARG_LINE.match(line)
                 if m and (line.startswith("    ") and not line.startswith("        ")):
@@ -170,6 +173,9 @@ class ToolSpec:
         mode: `None` (both modes), `"simulation"` or `"production"`.
         input_schema / output_schema: JSON Schemas (output `None` when unannotated).
         is_async: whether the method is a coroutine function.
+        context_param: the parameter that receives the `ToolContext`, if the tool declares one
+            (it is not in the input schema; `validate` injects the current context).
+        returns_content: the return annotation names content values (`mcpgym.content`).
     """
 
     __slots__ = (
@@ -178,6 +184,7 @@ class ToolSpec:
         "_return_adapter",
         "_wrap_output",
         "annotations",
+        "context_param",
         "description",
         "info",
         "input_schema",
@@ -186,6 +193,7 @@ class ToolSpec:
         "mode",
         "name",
         "output_schema",
+        "returns_content",
     )
 
     def __init__(self, owner: type, attr: str, fn: Callable[..., Any], meta: ToolMeta) -> None:
@@ -210,14 +218,24 @@ class ToolSpec:
             hints = typing.get_type_hints(fn, include_extras=True)
         except Exception as exc:
             raise EnvironmentDefinitionError(f"{where}: cannot resolve type hints: {exc}") from exc
-        self._args_model, self._param_names = self._build_args_model(where, fn, hints, param_docs)
+        self.context_param = _context_param(where, fn, hints)
+        if self.context_param is not None and not self.is_async:
+            raise EnvironmentDefinitionError(
+                f"{where}: a tool that takes a ToolContext must be `async def` "
+                "(logging, progress, sampling and elicitation are I/O)."
+            )
+        self._args_model, self._param_names = self._build_args_model(
+            where, fn, hints, param_docs, skip=self.context_param
+        )
         try:
             self.input_schema = self._args_model.model_json_schema()
         except Exception as exc:
             raise EnvironmentDefinitionError(f"{where}: no JSON Schema for its arguments: {exc}") from exc
         self.input_schema.pop("title", None)
-        self._return_adapter, self.output_schema, self._wrap_output = self._build_output(
-            where, hints.get("return", inspect.Signature.empty)
+        returns = hints.get("return", inspect.Signature.empty)
+        self.returns_content = is_content_annotation(returns)
+        self._return_adapter, self.output_schema, self._wrap_output = (
+            (None, None, False) if self.returns_content else self._build_output(where, returns)
         )
         self.info = ToolInfo(
             name=self.name,
@@ -229,13 +247,17 @@ class ToolSpec:
 
     @staticmethod
     def _build_args_model(
-        where: str, fn: Callable[..., Any], hints: dict[str, Any], param_docs: dict[str, str]
+        where: str,
+        fn: Callable[..., Any],
+        hints: dict[str, Any],
+        param_docs: dict[str, str],
+        skip: str | None = None,
     ) -> tuple[type[BaseModel], tuple[str, ...]]:
         sig = inspect.signature(fn)
         fields: dict[str, Any] = {}
         names: list[str] = []
         for i, (pname, param) in enumerate(sig.parameters.items()):
-            if i == 0 and pname in ("self", "cls"):
+            if (i == 0 and pname in ("self", "cls")) or pname == skip:
                 continue
             if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
                 raise EnvironmentDefinitionError(
@@ -292,6 +314,7 @@ class ToolSpec:
     def validate(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         """Validate JSON arguments and return the keyword arguments for the method.
 
+        The context parameter, if any, is set to the current `ToolContext`.
         Raises `InvalidToolArguments` with every problem listed in `errors`.
         """
         try:
@@ -305,10 +328,19 @@ class ToolSpec:
                 errors=errors,
                 input_schema=self.input_schema,
             ) from None
-        return {n: getattr(parsed, n) for n in self._param_names}
+        kwargs = {n: getattr(parsed, n) for n in self._param_names}
+        if self.context_param is not None:
+            kwargs[self.context_param] = current_context()
+        return kwargs
 
     def dump_result(self, value: Any) -> Any:
-        """The JSON-able form of a return value (what `CallToolObservation.result` carries)."""
+        """The JSON-able form of a return value (what `CallToolObservation.result` carries).
+
+        Content values (`mcpgym.content`) become `ContentBlocks`, the MCP content blocks.
+        """
+        blocks = as_blocks(value)
+        if blocks is not None:
+            return blocks
         if self._return_adapter is not None:
             return self._return_adapter.dump_python(value, mode="json")
         if isinstance(value, BaseModel):
@@ -317,12 +349,30 @@ class ToolSpec:
 
     def structured(self, dumped: Any) -> dict[str, Any] | None:
         """The MCP `structuredContent` for a dumped result (`None` without an output schema)."""
+        if isinstance(dumped, ContentBlocks):
+            return None
         if self.output_schema is None:
             return dumped if isinstance(dumped, dict) else None
         return {"result": dumped} if self._wrap_output else dumped
 
     def __repr__(self) -> str:
         return f"ToolSpec({self.name!r}, mode={self.mode!r}, async={self.is_async})"
+
+
+def _context_param(where: str, fn: Callable[..., Any], hints: dict[str, Any]) -> str | None:
+    """The one parameter annotated `ToolContext` (or `ToolContext | None`), if any."""
+    found = [name for name, hint in hints.items() if name != "return" and _is_context(hint)]
+    if len(found) > 1:
+        raise EnvironmentDefinitionError(f"{where}: only one parameter may take the ToolContext")
+    return found[0] if found else None
+
+
+def _is_context(hint: Any) -> bool:
+    if isinstance(hint, type):
+        return issubclass(hint, ToolContext)
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    is_union = typing.get_origin(hint) in (typing.Union, types.UnionType)
+    return is_union and len(args) == 1 and _is_context(args[0])
 
 
 def _has_description(annotation: Any) -> bool:

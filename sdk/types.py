@@ -42,7 +42,9 @@ class Action(BaseModel):
 
     model_config = ConfigDict(extra="forbid", validate_assignment=False)
 
-    metadata: dict[str, Any] = Field(default_factory=dict, description="Free-form, not interpreted.")
+    metadata: dict[str, Any] = Field(
+        default_factory=dict, description="Free-form, not interpreted."
+    )
 
 
 class Observation(BaseModel):

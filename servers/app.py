@@ -4,19 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, replace
 from typing import Any
 
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.applications import Starlette
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 
 from mcpgym.env import Environment, EnvironmentMetadata
-from mcpgym.tools import Mode
-from mcpgym.types import Action, Observation, State
-
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-
 from mcpgym.errors import SessionError
 from mcpgym.mcp_env import MCPEnvironment
 from mcpgym.servers import routes_http
@@ -29,6 +25,8 @@ from mcpgym.servers.routes_mcp import McpEndpoint, security_settings
 from mcpgym.servers.routes_ws import websocket_endpoint
 from mcpgym.servers.sessions import Session, SessionManager
 from mcpgym.servers.settings import ServerSettings
+from mcpgym.tools import Mode
+from mcpgym.types import Action, Observation, State
 
 __all__ = ["EnvInfo", "create_app"]
 
@@ -88,7 +86,9 @@ def create_app(
         idle_timeout_s=settings.idle_timeout_s,
         reap_interval_s=settings.reap_interval_s,
     )
-    production = ProductionEnvs(factory, settings.principals) if settings.mode == "production" else None
+    production = (
+        ProductionEnvs(factory, settings.principals) if settings.mode == "production" else None
+    )
     env_info: dict[str, EnvInfo] = {}
 
     def tool_specs() -> dict[str, Any]:
@@ -130,7 +130,7 @@ def create_app(
     )
 
     @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+    async def lifespan(app: Starlette) -> AsyncGenerator[None]:
         app.state.env_info = env_info["info"] = await _probe(factory, env_cls)
         sessions.start()
         try:
@@ -156,7 +156,9 @@ def create_app(
         ]
     if settings.mode == "simulation" or settings.production_ws:
         routes.append(WebSocketRoute("/ws", websocket_endpoint))
-    routes.append(Route("/mcp", McpEndpoint(manager, settings, production), methods=["GET", "POST", "DELETE"]))
+    routes.append(
+        Route("/mcp", McpEndpoint(manager, settings, production), methods=["GET", "POST", "DELETE"])
+    )
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.settings = settings
     app.state.sessions = sessions

@@ -86,28 +86,70 @@ def _add_serve(sub: Any) -> None:
     p.add_argument("target", metavar="MODULE:ATTR")
     p.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
-    p.add_argument("--mode", choices=["simulation", "production"], default="simulation",
-                   help="simulation: trainer owns episodes; production: real MCP service")
-    p.add_argument("--max-sessions", type=int, default=256, help="concurrent sessions (default 256)")
-    p.add_argument("--idle-timeout", type=float, default=600.0, metavar="SECONDS",
-                   help="close sessions idle this long (default 600)")
-    p.add_argument("--max-frame-bytes", type=int, default=4 * 1024 * 1024,
-                   help="largest WebSocket frame or HTTP body (default 4 MiB)")
-    p.add_argument("--step-timeout", type=float, default=None, metavar="SECONDS",
-                   help="default per-step timeout (default none)")
+    p.add_argument(
+        "--mode",
+        choices=["simulation", "production"],
+        default="simulation",
+        help="simulation: trainer owns episodes; production: real MCP service",
+    )
+    p.add_argument(
+        "--max-sessions", type=int, default=256, help="concurrent sessions (default 256)"
+    )
+    p.add_argument(
+        "--idle-timeout",
+        type=float,
+        default=600.0,
+        metavar="SECONDS",
+        help="close sessions idle this long (default 600)",
+    )
+    p.add_argument(
+        "--max-frame-bytes",
+        type=int,
+        default=4 * 1024 * 1024,
+        help="largest WebSocket frame or HTTP body (default 4 MiB)",
+    )
+    p.add_argument(
+        "--step-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="default per-step timeout (default none)",
+    )
     p.add_argument("--token", default=None, help="require this bearer token on /mcp and /ws")
-    p.add_argument("--production-ws", action="store_true",
-                   help="in production mode also serve /ws (requires --token)")
-    p.add_argument("--stdio", action="store_true",
-                   help="serve the production tools as MCP over stdin/stdout instead of HTTP")
-    p.add_argument("--principals", metavar="FILE", default=None,
-                   help="JSON file mapping bearer token -> reset options; each principal gets its own "
-                   "production instance (implies bearer auth)")
-    p.add_argument("--allowed-origin", action="append", default=[], metavar="ORIGIN",
-                   help="browser Origin to accept besides localhost (repeatable)")
-    p.add_argument("--allowed-host", action="append", default=[], metavar="HOST",
-                   help="Host header to accept besides loopback, e.g. example.com:8000 (repeatable)")
-    p.add_argument("--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"])
+    p.add_argument(
+        "--production-ws",
+        action="store_true",
+        help="in production mode also serve /ws (requires --token)",
+    )
+    p.add_argument(
+        "--stdio",
+        action="store_true",
+        help="serve the production tools as MCP over stdin/stdout instead of HTTP",
+    )
+    p.add_argument(
+        "--principals",
+        metavar="FILE",
+        default=None,
+        help="JSON file mapping bearer token -> reset options; each principal gets its own "
+        "production instance (implies bearer auth)",
+    )
+    p.add_argument(
+        "--allowed-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="browser Origin to accept besides localhost (repeatable)",
+    )
+    p.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="Host header to accept besides loopback, e.g. example.com:8000 (repeatable)",
+    )
+    p.add_argument(
+        "--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"]
+    )
     p.set_defaults(func=_serve)
 
 
@@ -130,7 +172,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `mcpgym` console script."""
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
+    )
     args = build_parser().parse_args(argv)
     return int(args.func(args) or 0)
 

@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from mcpgym.env import Environment
 from mcpgym.errors import (
+    ExecutionError,
     FrameTooLarge,
     InvalidJSON,
     InvalidRequest,
@@ -21,10 +22,8 @@ from mcpgym.errors import (
     SessionError,
     UnknownMessageType,
 )
-from mcpgym.mcp_env import MCPEnvironment
-from mcpgym.types import Observation
-
 from mcpgym.servers.sessions import Session
+from mcpgym.types import Observation
 
 __all__ = ["Dispatcher", "McpFrameHandler", "error_frame", "observation_payload"]
 
@@ -87,7 +86,9 @@ class Dispatcher:
         session.started = True
         return observation_payload(_check_obs(session.env, obs))
 
-    async def step(self, session: Session, action_data: Any, timeout_s: Any = None) -> dict[str, Any]:
+    async def step(
+        self, session: Session, action_data: Any, timeout_s: Any = None
+    ) -> dict[str, Any]:
         env = session.env
         action = env.parse_action(action_data)
         if not session.started:
@@ -97,17 +98,33 @@ class Dispatcher:
         return observation_payload(_check_obs(env, obs))
 
     def state(self, session: Session) -> dict[str, Any]:
-        return _dump_state(session.env.state)
+        env = session.env
+        try:
+            return _dump_state(env.state)
+        except MCPGymError:
+            raise
+        except Exception as exc:
+            raise ExecutionError(
+                f"{type(env).__name__}.state raised {type(exc).__name__}: {exc}",
+                exception=type(exc).__name__,
+            ) from exc
 
     # -- WebSocket frames ------------------------------------------------------------------------
 
-    async def handle_text(self, session: Session, text: str | bytes) -> tuple[dict[str, Any] | None, bool]:
+    async def handle_text(
+        self, session: Session, text: str | bytes
+    ) -> tuple[dict[str, Any] | None, bool]:
         """Handle one WebSocket frame; returns (reply or None, close the connection after)."""
         request_id: Any = None
         try:
-            if len(text) > self.max_frame_bytes:
+            size = len(text)
+            if isinstance(text, str) and size * 4 > self.max_frame_bytes:
+                size = len(
+                    text.encode("utf-8", "surrogatepass")
+                )  # count bytes only when it matters
+            if size > self.max_frame_bytes:
                 raise FrameTooLarge(
-                    f"frame of {len(text)} bytes exceeds the limit of {self.max_frame_bytes}",
+                    f"frame of {size} bytes exceeds the limit of {self.max_frame_bytes}",
                     limit=self.max_frame_bytes,
                 )
             try:
@@ -119,7 +136,10 @@ class Dispatcher:
             request_id = msg.get("id")
             kind = msg.get("type")
             if kind == "step":
-                reply = {"type": "observation", "data": await self.step(session, msg.get("data"), msg.get("timeout_s"))}
+                reply = {
+                    "type": "observation",
+                    "data": await self.step(session, msg.get("data"), msg.get("timeout_s")),
+                }
             elif kind == "reset":
                 reply = {"type": "observation", "data": await self.reset(session, msg.get("data"))}
             elif kind == "state":
@@ -149,17 +169,15 @@ class Dispatcher:
 
 def _timeout(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        raise InvalidRequest("timeout_s must be a positive number", errors=[{"field": "timeout_s", "got": value}])
+        raise InvalidRequest(
+            "timeout_s must be a positive number", errors=[{"field": "timeout_s", "got": value}]
+        )
     return float(value)
 
 
 def _check_obs(env: Environment[Any, Any, Any], obs: Any) -> Observation:
     if not isinstance(obs, Observation):
-        from mcpgym.errors import ExecutionError
-
-        raise ExecutionError(f"{type(env).__name__} returned {type(obs).__name__}, not an Observation")
+        raise ExecutionError(
+            f"{type(env).__name__} returned {type(obs).__name__}, not an Observation"
+        )
     return obs
-
-
-def is_mcp_env(env: Environment[Any, Any, Any]) -> bool:
-    return isinstance(env, MCPEnvironment)

@@ -25,7 +25,9 @@ def load_target(spec: str) -> Any:
     """
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
-        raise ValueError(f"expected MODULE:ATTR (e.g. mcpgym.examples.guess:GuessEnv), got {spec!r}")
+        raise ValueError(
+            f"expected MODULE:ATTR (e.g. mcpgym.examples.guess:GuessEnv), got {spec!r}"
+        )
     cwd = str(Path.cwd())
     if cwd not in sys.path:
         sys.path.insert(0, cwd)

@@ -15,7 +15,6 @@ from typing import Any
 from mcpgym.env import Environment
 from mcpgym.errors import ExecutionError
 from mcpgym.mcp_env import MCPEnvironment
-
 from mcpgym.servers.factory import EnvFactory
 
 __all__ = ["ProductionEnvs"]
@@ -47,7 +46,9 @@ class ProductionEnvs:
         loop = asyncio.get_running_loop()
         env: Environment[Any, Any, Any] = await loop.run_in_executor(None, self._factory)
         if not isinstance(env, MCPEnvironment):
-            raise ExecutionError(f"production mode serves MCPEnvironment tools; got {type(env).__name__}")
+            raise ExecutionError(
+                f"production mode serves MCPEnvironment tools; got {type(env).__name__}"
+            )
         await env.areset(**options)
         return env
 

@@ -11,10 +11,9 @@ from starlette.responses import JSONResponse, Response
 
 from mcpgym.errors import FrameTooLarge, InvalidJSON, InvalidRequest, MCPGymError
 from mcpgym.mcp_env import MCPEnvironment
-from mcpgym.types import mcp_action_adapter
-
 from mcpgym.servers.dispatch import Dispatcher
 from mcpgym.servers.sessions import Session, SessionManager
+from mcpgym.types import mcp_action_adapter
 
 __all__ = ["health", "metadata", "reset", "schema", "state", "step"]
 
@@ -44,7 +43,9 @@ async def _json_body(request: Request) -> dict[str, Any]:
     return data
 
 
-async def _one_shot(request: Request, body: dict[str, Any], action: Any = None, timeout: Any = None) -> dict[str, Any]:
+async def _one_shot(
+    request: Request, body: dict[str, Any], action: Any = None, step_timeout: Any = None
+) -> dict[str, Any]:
     """Run reset (and a step) on a fresh environment that lives for this request only."""
     sessions: SessionManager = request.app.state.sessions
     dispatcher: Dispatcher = request.app.state.dispatcher
@@ -52,7 +53,7 @@ async def _one_shot(request: Request, body: dict[str, Any], action: Any = None, 
     try:
         payload = await dispatcher.reset(session, body)
         if action is not None:
-            payload = await dispatcher.step(session, action, timeout)
+            payload = await dispatcher.step(session, action, step_timeout)
         return payload
     finally:
         await sessions.close(session)
@@ -69,12 +70,22 @@ async def step(request: Request) -> Response:
     try:
         body = await _json_body(request)
         if "action" not in body:
-            raise InvalidRequest("body must be {'action': {...}, 'timeout_s'?: number}", errors=[{"field": "action", "message": "Field required"}])
+            raise InvalidRequest(
+                "body must be {'action': {...}, 'timeout_s'?: number}",
+                errors=[{"field": "action", "message": "Field required"}],
+            )
         extra = set(body) - {"action", "timeout_s", "reset"}
         if extra:
-            raise InvalidRequest(f"unknown fields: {', '.join(sorted(extra))}", errors=[{"field": f, "message": "Extra inputs are not permitted"} for f in sorted(extra)])
+            raise InvalidRequest(
+                f"unknown fields: {', '.join(sorted(extra))}",
+                errors=[
+                    {"field": f, "message": "Extra inputs are not permitted"} for f in sorted(extra)
+                ],
+            )
         reset_data = body.get("reset") or {}
-        return JSONResponse(await _one_shot(request, reset_data, body["action"], body.get("timeout_s")))
+        return JSONResponse(
+            await _one_shot(request, reset_data, body["action"], body.get("timeout_s"))
+        )
     except MCPGymError as err:
         return error_response(err)
 
@@ -87,13 +98,17 @@ async def state(request: Request) -> Response:
         return error_response(err)
     try:
         return JSONResponse(request.app.state.dispatcher.state(session))
+    except MCPGymError as err:
+        return error_response(err)
     finally:
         await sessions.close(session)
 
 
 async def health(request: Request) -> Response:
     sessions: SessionManager = request.app.state.sessions
-    return JSONResponse({"status": "healthy", "mode": request.app.state.settings.mode, "sessions": len(sessions)})
+    return JSONResponse(
+        {"status": "healthy", "mode": request.app.state.settings.mode, "sessions": len(sessions)}
+    )
 
 
 async def schema(request: Request) -> Response:

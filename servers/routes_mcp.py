@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.datastructures import Headers
@@ -22,7 +23,14 @@ from mcpgym.servers.mcp_server import CURRENT_ENV
 from mcpgym.servers.principals import ProductionEnvs
 from mcpgym.servers.settings import ServerSettings
 
-__all__ = ["McpEndpoint", "check_bearer", "origin_allowed", "security_settings"]
+__all__ = [
+    "McpEndpoint",
+    "build_session_manager",
+    "check_bearer",
+    "json_responses",
+    "origin_allowed",
+    "security_settings",
+]
 
 _LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 
@@ -38,6 +46,39 @@ def security_settings(settings: ServerSettings) -> TransportSecuritySettings:
     )
 
 
+def json_responses(tool_specs: Mapping[str, Any] | None) -> bool:
+    """Whether `/mcp` answers requests with plain JSON bodies rather than SSE streams.
+
+    JSON is the fastest, but it has no back channel: a request's SSE stream is where its log and
+    progress notifications and its sampling and elicitation requests travel. So JSON is used
+    only when no tool takes a `ToolContext` (`spec.context_param`); when the tools are not known
+    up front (a factory was given), SSE keeps every feature working.
+    """
+    if tool_specs is None:
+        return False
+    return all(getattr(spec, "context_param", None) is None for spec in tool_specs.values())
+
+
+def build_session_manager(
+    server: Server[Any], settings: ServerSettings, tool_specs: Mapping[str, Any] | None
+) -> StreamableHTTPSessionManager:
+    """The `mcp` package's Streamable HTTP session manager for `/mcp` (both protocol eras).
+
+    Stateful 2025-11-25 sessions (one per `Mcp-Session-Id`, reaped after the idle timeout,
+    `max_sessions` at most), DNS-rebinding protection, the body limit, and JSON or SSE
+    responses as `json_responses` decides. A manager runs once: build one per app.
+    """
+    return StreamableHTTPSessionManager(
+        app=server,
+        json_response=json_responses(tool_specs),
+        stateless=False,
+        security_settings=security_settings(settings),
+        session_idle_timeout=settings.idle_timeout_s,
+        max_sessions=settings.max_sessions,
+        max_request_body_size=settings.max_frame_bytes,
+    )
+
+
 def origin_allowed(origin: str | None, settings: ServerSettings) -> bool:
     """No Origin (not a browser) passes; a browser origin must be local or configured."""
     if origin is None:
@@ -45,7 +86,11 @@ def origin_allowed(origin: str | None, settings: ServerSettings) -> bool:
     if origin in settings.allowed_origins:
         return True
     parts = urlsplit(origin)
-    return parts.scheme in ("http", "https") and (parts.hostname or "") in ("127.0.0.1", "localhost", "::1")
+    return parts.scheme in ("http", "https") and (parts.hostname or "") in (
+        "127.0.0.1",
+        "localhost",
+        "::1",
+    )
 
 
 def check_bearer(headers: Headers, settings: ServerSettings) -> str | None:
@@ -110,7 +155,3 @@ class McpEndpoint:
         finally:
             if reset is not None:
                 CURRENT_ENV.reset(reset)
-
-
-
-

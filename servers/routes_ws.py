@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from typing import Any
@@ -9,7 +10,6 @@ from typing import Any
 from starlette.websockets import WebSocket, WebSocketState
 
 from mcpgym.errors import CapacityReached, MCPGymError
-
 from mcpgym.servers.dispatch import Dispatcher, error_frame
 from mcpgym.servers.routes_mcp import check_bearer, origin_allowed
 from mcpgym.servers.sessions import SessionManager
@@ -42,7 +42,9 @@ async def websocket_endpoint(websocket: WebSocket) -> None:
         session = await sessions.open(transport="ws")
     except MCPGymError as err:
         await websocket.send_text(_encode(error_frame(err)))
-        await websocket.close(code=_CLOSE_BUSY if isinstance(err, CapacityReached) else _CLOSE_ERROR)
+        await websocket.close(
+            code=_CLOSE_BUSY if isinstance(err, CapacityReached) else _CLOSE_ERROR
+        )
         return
 
     async def close_idle() -> None:
@@ -79,14 +81,15 @@ async def websocket_endpoint(websocket: WebSocket) -> None:
     finally:
         await sessions.close(session)
         if websocket.application_state == WebSocketState.CONNECTED:
-            try:
+            with contextlib.suppress(Exception):  # the peer may already be gone
                 await websocket.close(code=code)
-            except Exception:
-                pass
 
 
 def _is_disconnect(exc: BaseException) -> bool:
     name = type(exc).__name__
-    return name in {"WebSocketDisconnect", "ClientDisconnected", "ConnectionClosed", "ConnectionClosedError"} or (
-        isinstance(exc, RuntimeError) and "close" in str(exc).lower()
-    )
+    return name in {
+        "WebSocketDisconnect",
+        "ClientDisconnected",
+        "ConnectionClosed",
+        "ConnectionClosedError",
+    } or (isinstance(exc, RuntimeError) and "close" in str(exc).lower())

@@ -17,7 +17,6 @@ from typing import Any
 
 from mcpgym.env import Environment
 from mcpgym.errors import CapacityReached, ExecutionError
-
 from mcpgym.servers.factory import EnvFactory
 
 __all__ = ["Session", "SessionManager"]
@@ -87,7 +86,8 @@ class SessionManager:
         except Exception as exc:
             log.exception("environment factory failed")
             raise ExecutionError(
-                f"environment factory raised {type(exc).__name__}: {exc}", exception=type(exc).__name__
+                f"environment factory raised {type(exc).__name__}: {exc}",
+                exception=type(exc).__name__,
             ) from exc
         finally:
             self._reserved -= 1

@@ -29,7 +29,15 @@ def _free_port() -> int:
 
 def serve(port: int) -> subprocess.Popen[bytes]:
     """Start `mcpgym serve mcpgym.examples.guess:GuessEnv` and wait until it is healthy."""
-    cmd = [sys.executable, "-m", "mcpgym.servers", "serve", "mcpgym.examples.guess:GuessEnv", "--port", str(port)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "mcpgym.servers",
+        "serve",
+        "mcpgym.examples.guess:GuessEnv",
+        "--port",
+        str(port),
+    ]
     proc = subprocess.Popen(cmd)
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
@@ -65,12 +73,17 @@ def play(url: str, seed: int = 7) -> float:
             verdict = obs.result["verdict"]
             low, high = (n + 1, high) if verdict == "higher" else (low, n - 1)
         state = env.state()
-        print(f"state   -> episode {state.episode_id}, {state.step_count} steps, total reward {total:.2f}")
+        print(
+            f"state   -> episode {state.episode_id}, {state.step_count} steps, "
+            f"total reward {total:.2f}"
+        )
     return total
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args(argv)
     port = _free_port()

@@ -4,7 +4,7 @@ The agent must find a secret integer in `[low, high]`. Every `guess` is a step: 
 `done` when it hits, a small penalty otherwise. It shows the three kinds of tool:
 
 - `guess` — untagged, so it exists in both modes;
-- `hint` — `mode="simulation"`: a trainer-only peek at the distance (never served to production agents);
+- `hint` — `mode="simulation"`: a trainer-only peek at the distance (never served in production);
 - `leaderboard` — `mode="production"`: only meaningful for a live, long-running service.
 
 Serve it: `mcpgym serve mcpgym.examples.guess:GuessEnv`.
@@ -13,7 +13,7 @@ Serve it: `mcpgym serve mcpgym.examples.guess:GuessEnv`.
 from __future__ import annotations
 
 import random
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from pydantic import BaseModel, Field
 
@@ -46,13 +46,13 @@ class GuessEnv(MCPEnvironment):
     state_type = GuessState
     blocking = False  # every tool is a few microseconds of pure Python
 
-    _state: GuessState
-
     def __init__(self) -> None:
         self._secret = 0
         self._best_runs: list[int] = []
 
-    def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> Observation:
+    def reset(
+        self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any
+    ) -> Observation:
         """Draw a new secret. Options: `low`, `high` (default 1 and 100)."""
         super().reset(seed=seed, episode_id=episode_id)
         low, high = int(kwargs.get("low", 1)), int(kwargs.get("high", 100))
@@ -62,10 +62,15 @@ class GuessEnv(MCPEnvironment):
         self._state = GuessState(episode_id=self._state.episode_id, low=low, high=high)
         return Observation(metadata={"prompt": f"Guess the integer between {low} and {high}."})
 
+    @property
+    def game(self) -> GuessState:
+        """This episode's `GuessState` (the typed view of `state`)."""
+        return cast(GuessState, self._state)
+
     @tool(annotations={"readOnlyHint": False})
     def guess(self, n: Annotated[int, Field(description="Your guess.")]) -> GuessResult:
         """Guess the secret number; the answer says whether it is higher, lower or correct."""
-        st = self._state
+        st = self.game
         if not st.low <= n <= st.high:
             raise ValueError(f"{n} is outside [{st.low}, {st.high}]")
         st.guesses.append(n)
@@ -80,7 +85,7 @@ class GuessEnv(MCPEnvironment):
     @tool(mode="simulation")
     def hint(self) -> int:
         """Trainer-only: how far the last guess was from the secret."""
-        return abs(self._secret - self._state.guesses[-1]) if self._state.guesses else -1
+        return abs(self._secret - self.game.guesses[-1]) if self.game.guesses else -1
 
     @tool(mode="production", annotations={"readOnlyHint": True})
     def leaderboard(self, top: int = 3) -> list[int]:
@@ -96,4 +101,4 @@ class GuessEnv(MCPEnvironment):
             return 0.0
         if observation.error is not None:
             return -0.1
-        return 1.0 if self._state.solved and observation.tool_name == "guess" else -0.01
+        return 1.0 if self.game.solved and observation.tool_name == "guess" else -0.01

@@ -1,0 +1,188 @@
+"""Client load worker for bench/run.py: one process, one event loop, N connections.
+
+Protocol (stdin/stdout, one line each): the worker gets a JSON spec as argv[1], connects and warms
+up, prints `READY`, waits for `GO` on stdin, drives the server for `duration_s`, then prints one
+JSON line with its counts. The parent samples the server's CPU between GO and the results, so the
+server figures cover only the timed window. Workers import neither mcpgym nor its client: the
+floor and mcpgym are driven by identical client code (raw `websockets` and `httpx`).
+
+Kinds:
+  ws    — `conns` WebSocket connections; each sends `reset`, then loops `step`; when a reply says
+          `done` it sends `reset` again (not counted). One round trip = one counted step.
+  http  — `conns` concurrent keep-alive requests on one `httpx.AsyncClient`, POSTing `body` to
+          `path` and decoding the JSON reply. One response = one counted request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import sys
+import time
+from typing import Any
+
+__all__ = ["main"]
+
+# httpcore runs `import sniffio` on every request to learn the async library, and falls back to
+# asyncio when it fails. anyio >= 4.12 no longer depends on sniffio, so in this environment every
+# httpx request paid a failed import (a full sys.path scan, ~1.5 ms of client CPU). A `None` entry
+# makes that import fail at once, with the same fallback; both servers get the same client.
+if importlib.util.find_spec("sniffio") is None:
+    sys.modules["sniffio"] = None  # type: ignore[assignment]
+
+
+class _Window:
+    """Shared clock: tasks count only round trips that complete inside the timed window."""
+
+    def __init__(self) -> None:
+        self.measuring = False
+        self.stop = False
+        self.count = 0
+        self.errors = 0
+        self.first_error: str | None = None
+        self.latencies: list[float] = []
+        self.keep_latencies = False
+
+    def error(self, what: str) -> None:
+        self.errors += 1
+        if self.first_error is None:
+            self.first_error = what[:300]
+
+
+async def _ws_conn(spec: dict[str, Any], win: _Window, ready: asyncio.Event) -> None:
+    from websockets.asyncio.client import connect
+
+    step = spec["step_frame"]
+    reset = spec["reset_frame"]
+    # compression=None: measure the server framework, not zlib (mcpgym's uvicorn accepts
+    # permessage-deflate, which websockets clients offer by default; see bench/run.py notes).
+    async with connect(
+        spec["url"], compression=spec.get("compression"), ping_interval=None, max_size=2**24
+    ) as ws:
+        await ws.send(reset)
+        json.loads(await ws.recv())
+        ready.set()
+        perf = time.perf_counter
+        lat = win.latencies
+        while not win.stop:
+            t0 = perf()
+            await ws.send(step)
+            reply = json.loads(await ws.recv())
+            if win.measuring:
+                win.count += 1
+                if win.keep_latencies:
+                    lat.append(perf() - t0)
+            if reply.get("type") != "observation":
+                win.error(json.dumps(reply))
+                await asyncio.sleep(0.01)
+            elif reply["data"].get("done"):
+                await ws.send(reset)
+                json.loads(await ws.recv())
+
+
+async def _http_conn(spec: dict[str, Any], client: Any, win: _Window, ready: asyncio.Event) -> None:
+    body = spec["body"].encode()
+    headers = {"content-type": "application/json"}
+    perf = time.perf_counter
+    lat = win.latencies
+    url = spec["url"]
+    ready.set()
+    while not win.stop:
+        t0 = perf()
+        response = await client.post(url, content=body, headers=headers)
+        reply = response.json()
+        if win.measuring:
+            win.count += 1
+            if win.keep_latencies:
+                lat.append(perf() - t0)
+        if response.status_code != 200:
+            win.error(f"{response.status_code} {json.dumps(reply)}")
+            await asyncio.sleep(0.01)
+
+
+async def _run(spec: dict[str, Any]) -> dict[str, Any]:
+    win = _Window()
+    win.keep_latencies = spec["conns"] == 1 or spec.get("latencies", False)
+    n = spec["conns"]
+    readies = [asyncio.Event() for _ in range(n)]
+    client: Any = None
+    if spec["kind"] == "ws":
+        tasks = [asyncio.create_task(_ws_conn(spec, win, r)) for r in readies]
+    elif spec["kind"] == "http":
+        import httpx
+
+        limits = httpx.Limits(max_connections=n, max_keepalive_connections=n)
+        client = httpx.AsyncClient(limits=limits, timeout=30.0)
+        tasks = [asyncio.create_task(_http_conn(spec, client, win, r)) for r in readies]
+    else:
+        raise SystemExit(f"unknown kind {spec['kind']!r}")
+
+    async def first_failure() -> None:
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        for t in done:
+            if t.exception() is not None:
+                raise t.exception()  # type: ignore[misc]
+
+    watcher = asyncio.create_task(first_failure())
+    try:
+        ready_all = asyncio.gather(*(r.wait() for r in readies))
+        await asyncio.wait_for(_race(ready_all, watcher), spec["connect_timeout_s"])
+        await asyncio.sleep(spec["warmup_s"])
+        print("READY", flush=True)
+        loop = asyncio.get_running_loop()
+        line = await loop.run_in_executor(None, sys.stdin.readline)
+        if line.strip() != "GO":
+            raise SystemExit("parent went away")
+        cpu0, t0 = time.process_time(), time.perf_counter()
+        win.measuring = True
+        await _race(asyncio.sleep(spec["duration_s"]), watcher)
+        win.measuring = False
+        elapsed, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+        print("DONE", flush=True)  # the parent samples the server's CPU now, before teardown
+    finally:
+        win.stop = True
+        watcher.cancel()
+        await asyncio.wait(tasks, timeout=2.0)
+        for t in tasks:
+            t.cancel()
+        if client is not None:
+            await client.aclose()
+    lat = sorted(win.latencies)
+    out: dict[str, Any] = {
+        "count": win.count,
+        "elapsed": elapsed,
+        "client_cpu": cpu,
+        "errors": win.errors,
+        "first_error": win.first_error,
+    }
+    if lat:
+        out["p50_us"] = lat[len(lat) // 2] * 1e6
+        out["p99_us"] = lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1e6
+    return out
+
+
+async def _race(aw: Any, watcher: asyncio.Task[None]) -> None:
+    """Await `aw`, but fail as soon as any connection task fails."""
+    task = asyncio.ensure_future(aw)
+    done, _ = await asyncio.wait([task, watcher], return_when=asyncio.FIRST_COMPLETED)
+    if watcher in done:
+        task.cancel()
+        watcher.result()
+        raise RuntimeError("a connection ended early")
+    task.result()
+
+
+def main() -> None:
+    spec = json.loads(sys.argv[1])
+    try:
+        import uvloop
+
+        result = uvloop.run(_run(spec))
+    except ImportError:
+        result = asyncio.run(_run(spec))
+    print(json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,41 @@
+"""Calendar Gym: a Google-Calendar-shaped, multi-user environment for tool-using agents.
+
+Serve it with `mcpgym serve calendar_gym:CalendarEnv`, or drive it in-process:
+
+    >>> from mcpgym import CallToolAction
+    >>> from calendar_gym import CalendarEnv
+    >>> env = CalendarEnv()
+    >>> _ = env.reset(seed=1, user="bob@acme.test", scopes=["calendar.readonly"])
+    >>> obs = env.step(CallToolAction(tool_name="calendarList_list"))
+    >>> obs.result["items"][0]["id"]
+    'bob@acme.test'
+
+See docs/calendar_gym.md for the tools, reset options, permissions and error modes.
+"""
+
+from calendar_gym import seed_events as _seed_events  # noqa: F401  (fills EVENT_IDS)
+from calendar_gym.env import RESET_OPTIONS, CalendarEnv, CalendarState
+from calendar_gym.errors import CODES, ERROR_MODES, ApiError
+from calendar_gym.seed_world import (
+    CALENDAR_IDS,
+    DEFAULT_NOW,
+    EVENT_IDS,
+    MAIN_USER,
+    WORLD_VERSION,
+)
+from calendar_gym.store import state_hash
+
+__all__ = [
+    "CALENDAR_IDS",
+    "CODES",
+    "DEFAULT_NOW",
+    "ERROR_MODES",
+    "EVENT_IDS",
+    "MAIN_USER",
+    "RESET_OPTIONS",
+    "WORLD_VERSION",
+    "ApiError",
+    "CalendarEnv",
+    "CalendarState",
+    "state_hash",
+]

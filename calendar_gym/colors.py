@@ -1,0 +1,34 @@
+"""Google Calendar's color palette (what `colors_get` returns and list entries default to).
+
+Example:
+    >>> CALENDAR_COLORS["1"]["background"]
+    '#ac725e'
+    >>> sorted(EVENT_COLORS, key=int)[-1]
+    '11'
+"""
+
+from __future__ import annotations
+
+__all__ = ["CALENDAR_COLORS", "EVENT_COLORS", "calendar_color_for"]
+
+_CAL_BG = [
+    "#ac725e", "#d06b64", "#f83a22", "#fa573c", "#ff7537", "#ffad46", "#42d692", "#16a765",
+    "#7bd148", "#b3dc6c", "#fbe983", "#fad165", "#92e1c0", "#9fe1e7", "#9fc6e7", "#4986e7",
+    "#9a9cff", "#b99aff", "#c2c2c2", "#cabdbf", "#cca6ac", "#f691b2", "#cd74e6", "#a47ae2",
+]  # fmt: skip
+_EVENT_BG = [
+    "#a4bdfc", "#7ae7bf", "#dbadff", "#ff887c", "#fbd75b", "#ffb878", "#46d6db", "#e1e1e1",
+    "#5484ed", "#51b749", "#dc2127",
+]  # fmt: skip
+
+CALENDAR_COLORS: dict[str, dict[str, str]] = {
+    str(i + 1): {"background": bg, "foreground": "#1d1d1d"} for i, bg in enumerate(_CAL_BG)
+}
+EVENT_COLORS: dict[str, dict[str, str]] = {
+    str(i + 1): {"background": bg, "foreground": "#1d1d1d"} for i, bg in enumerate(_EVENT_BG)
+}
+
+
+def calendar_color_for(calendar_id: str) -> str:
+    """A stable default color id for a calendar (so seeded lists look varied but fixed)."""
+    return str(sum(calendar_id.encode()) % len(_CAL_BG) + 1)

@@ -1,0 +1,158 @@
+"""Argument types of the Calendar tools: Google Calendar API v3 resources, field for field.
+
+These models only describe arguments; the tool schemas the agent sees are generated from them.
+Formats pydantic cannot express (RFC 3339 with offset, IANA zones, RRULE, emails) are marked with an
+`x-format` key that `validation.check_arguments` enforces, so every problem of a call is reported
+in one structured error.
+
+Example:
+    >>> EventDateTime(dateTime="2026-03-05T10:00:00-05:00").model_dump(exclude_none=True)
+    {'dateTime': '2026-03-05T10:00:00-05:00'}
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "AclRole",
+    "AclScope",
+    "Attendee",
+    "CalendarId",
+    "EventDateTime",
+    "ExtendedProperties",
+    "FreeBusyItem",
+    "MaxResults",
+    "PageToken",
+    "ReminderOverride",
+    "Reminders",
+    "RoleName",
+    "SendUpdates",
+    "TimeBound",
+    "TimeZoneName",
+    "dump",
+]
+
+
+def _fmt(kind: str, **more: Any) -> dict[str, Any]:
+    return {"x-format": kind, **more}
+
+
+class ApiModel(BaseModel):
+    """Base of the argument models: unknown fields are rejected."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class EventDateTime(ApiModel):
+    """When an event starts or ends: `dateTime` (timed) or `date` (all-day), never both."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra=_fmt(
+            "event-datetime",
+            **{"x-example": {"dateTime": "2026-03-05T10:00:00-05:00"}},
+        ),
+    )
+
+    date: str | None = Field(
+        None, description="All-day events only: YYYY-MM-DD (end.date is exclusive)."
+    )
+    dateTime: str | None = Field(
+        None,
+        description="RFC 3339 with an offset (2026-03-05T10:00:00-05:00), or a local time "
+        "(2026-03-05T10:00:00) together with timeZone.",
+    )
+    timeZone: str | None = Field(
+        None, description="IANA time zone, e.g. America/New_York (required for local times)."
+    )
+
+
+class Attendee(ApiModel):
+    """A guest of an event."""
+
+    email: str = Field(description="The guest's email address.", json_schema_extra=_fmt("email"))
+    displayName: str | None = None
+    optional: bool | None = None
+    responseStatus: Literal["needsAction", "declined", "tentative", "accepted"] | None = None
+    comment: str | None = None
+    additionalGuests: Annotated[int, Field(ge=0, le=100)] | None = None
+
+
+class ReminderOverride(ApiModel):
+    """One reminder."""
+
+    method: Literal["email", "popup"]
+    minutes: Annotated[int, Field(ge=0, le=40320, description="Minutes before the start.")]
+
+
+class Reminders(ApiModel):
+    """An event's reminders: the calendar's defaults, or up to five overrides."""
+
+    useDefault: bool
+    overrides: Annotated[list[ReminderOverride], Field(max_length=5)] | None = None
+
+
+class ExtendedProperties(ApiModel):
+    """Free-form string properties: `private` to this copy of the event, `shared` with guests."""
+
+    private: dict[str, str] | None = None
+    shared: dict[str, str] | None = None
+
+
+class AclScope(ApiModel):
+    """Who an ACL rule applies to."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra=_fmt(
+            "acl-scope", **{"x-example": {"type": "user", "value": "bob@acme.test"}}
+        ),
+    )
+
+    type: Literal["default", "user", "group", "domain"] = Field(
+        description="default = everyone; user/group = an email; domain = a domain name."
+    )
+    value: str | None = Field(None, description="The email or domain; omitted for type 'default'.")
+
+
+class FreeBusyItem(ApiModel):
+    """A calendar (or group email) to query."""
+
+    id: str = Field(description="A calendar id, 'primary', a user's email or a group's email.")
+
+
+RoleName = Literal["freeBusyReader", "reader", "writer", "owner"]
+AclRole = Literal["none", "freeBusyReader", "reader", "writer", "owner"]
+
+CalendarId = Annotated[
+    str,
+    Field(
+        description="A calendar id from calendarList_list, a user's email for their primary "
+        "calendar, or 'primary' for your own."
+    ),
+]
+TimeBound = Annotated[
+    str | None,
+    Field(
+        description="RFC 3339 date-time with an offset, e.g. 2026-03-05T00:00:00-05:00.",
+        json_schema_extra=_fmt("rfc3339"),
+    ),
+]
+TimeZoneName = Annotated[
+    str | None,
+    Field(description="IANA time zone, e.g. Europe/London.", json_schema_extra=_fmt("time-zone")),
+]
+MaxResults = Annotated[int | None, Field(ge=1, le=2500, description="Page size.")]
+PageToken = Annotated[str | None, Field(description="nextPageToken of the previous page.")]
+SendUpdates = Annotated[
+    Literal["all", "externalOnly", "none"] | None,
+    Field(description="Who gets notified (recorded only; no mail is sent)."),
+]
+
+
+def dump(model: BaseModel | None) -> dict[str, Any] | None:
+    """A model as a plain dict without unset (None) fields."""
+    return None if model is None else model.model_dump(exclude_none=True)

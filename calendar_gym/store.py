@@ -1,0 +1,158 @@
+"""One session's database: an in-memory SQLite copy of the seed world.
+
+The seed world is built once per process per world version into a template connection; each
+session gets its own in-memory database through SQLite's backup API (a page copy, well under a
+millisecond), so sessions never share state. Ids come from a counter seeded per episode, and
+timestamps from a logical clock that starts at the episode's frozen "now", so the same seed and
+the same calls give a byte-identical `dump()`.
+
+Example:
+    >>> store = Store.create(seed=7, now="2026-03-04T14:00:00Z")
+    >>> store.one("SELECT count(*) AS n FROM users")["n"]
+    8
+    >>> store.new_event_id() == Store.create(seed=7, now="2026-03-04T14:00:00Z").new_event_id()
+    True
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator, Mapping
+from datetime import timedelta
+from typing import Any
+
+from calendar_gym.loader import load
+from calendar_gym.schema import DDL, TABLES
+from calendar_gym.seed_world import WORLD_VERSION, world_data
+from calendar_gym.timeutil import parse_rfc3339
+
+__all__ = ["Store", "state_hash"]
+
+_TEMPLATES: dict[str, sqlite3.Connection] = {}
+_LOCK = threading.Lock()
+
+
+def _template(version: str) -> sqlite3.Connection:
+    with _LOCK:
+        conn = _TEMPLATES.get(version)
+        if conn is None:
+            if version != WORLD_VERSION:
+                raise ValueError(
+                    f"unknown world version {version!r}; this build has {WORLD_VERSION!r}"
+                )
+            conn = sqlite3.connect(":memory:", check_same_thread=False)
+            conn.executescript(DDL)
+            load(conn, world_data())
+            conn.execute("INSERT INTO meta VALUES ('world_version', ?)", (version,))
+            conn.commit()
+            _TEMPLATES[version] = conn
+        return conn
+
+
+def state_hash(dump: str) -> str:
+    """The SHA-256 of a canonical dump (what "same seed, same state" compares)."""
+    return hashlib.sha256(dump.encode()).hexdigest()
+
+
+class Store:
+    """A session's private database plus its seeded id counter and logical clock."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.conn.row_factory = sqlite3.Row
+        self.lock = threading.RLock()  # a shared world may be used from several threads
+        meta = dict(self.conn.execute("SELECT key, value FROM meta").fetchall())
+        self.seed = int(meta["seed"])
+        self.counter = int(meta["counter"])
+        self.now = parse_rfc3339(meta["now"])
+        self.world_version = meta["world_version"]
+
+    @classmethod
+    def create(
+        cls,
+        *,
+        seed: int = 0,
+        now: str,
+        seed_patch: Mapping[str, Any] | None = None,
+        version: str = WORLD_VERSION,
+    ) -> Store:
+        """A fresh database: the world `version` plus `seed_patch`, with a frozen `now`."""
+        template = _template(version)
+        conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+        with _LOCK:
+            template.backup(conn)
+        conn.execute("BEGIN")
+        conn.executemany(
+            "INSERT INTO meta VALUES (?, ?)",
+            [("seed", str(seed)), ("counter", "0"), ("now", now)],
+        )
+        if seed_patch:
+            load(conn, seed_patch, stamp=now)
+        conn.execute("COMMIT")
+        return cls(conn)
+
+    # -- queries -------------------------------------------------------------------------------
+
+    def all(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> list[sqlite3.Row]:
+        """All rows of a query."""
+        return self.conn.execute(sql, params).fetchall()
+
+    def one(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> sqlite3.Row | None:
+        """The first row of a query, or `None`."""
+        return self.conn.execute(sql, params).fetchone()
+
+    def run(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> int:
+        """Execute a write; returns the number of rows changed."""
+        return self.conn.execute(sql, params).rowcount
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """All writes of one tool call commit together or not at all."""
+        self.conn.execute("BEGIN")
+        try:
+            yield
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            self.counter = int(self.one("SELECT value FROM meta WHERE key = 'counter'")["value"])  # type: ignore[index]
+            raise
+        else:
+            self.conn.execute("COMMIT")
+
+    # -- determinism ---------------------------------------------------------------------------
+
+    def _next(self) -> int:
+        self.counter += 1
+        self.run("UPDATE meta SET value = ? WHERE key = 'counter'", (str(self.counter),))
+        return self.counter
+
+    def _digest(self, kind: str, n: int) -> str:
+        return hashlib.sha256(f"{self.seed}:{kind}:{n}".encode()).hexdigest()
+
+    def new_event_id(self) -> str:
+        """A fresh event id (base32hex, 26 characters) from the seeded counter."""
+        return self._digest("event", self._next())[:26]
+
+    def new_calendar_id(self) -> str:
+        """A fresh secondary-calendar id from the seeded counter."""
+        return f"c_{self._digest('calendar', self._next())[:24]}@group.calendar.google.com"
+
+    def tick(self) -> str:
+        """A write timestamp: the frozen now plus one millisecond per write so far."""
+        moment = self.now + timedelta(milliseconds=self._next())
+        return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+    def dump(self) -> str:
+        """The whole database as canonical JSON (sorted tables, rows and keys)."""
+        out: dict[str, list[dict[str, Any]]] = {}
+        for table, key in TABLES.items():
+            rows = self.all(f"SELECT * FROM {table} ORDER BY {', '.join(key)}")
+            out[table] = [dict(r) for r in rows]
+        return json.dumps(out, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+    def close(self) -> None:
+        """Release the database."""
+        self.conn.close()

@@ -1,0 +1,1 @@
+"""Shared test helpers: throwaway environments, waiting with deadlines, a real uvicorn server."""
