@@ -34,8 +34,13 @@ test-interop *ARGS: setup
 check: setup
     {{py}} -m ruff check .
     {{py}} -m ruff format --check .
+    # pyright reads the code through a symlink tree laid out as the installed package
+    rm -rf build/typecheck && mkdir -p build/typecheck/mcpgym
+    cp -rs "$PWD/sdk/." build/typecheck/mcpgym/ && cp -rs "$PWD/servers" build/typecheck/mcpgym/servers
+    cp -rs "$PWD/harness" build/typecheck/mcpgym/harness
+    find build/typecheck -name __pycache__ -prune -exec rm -rf {} +
     {{py}} -m pyright
-    {{py}} -m pytest -q tests/test_layers.py
+    {{py}} -m pytest -q -p no:cacheprovider tests/test_layers.py
 
 # Format the code.
 fmt: setup

@@ -103,7 +103,7 @@ class Config:
             else cls(
                 quick=False,
                 warmup_s=0.5,
-                duration_s=3.0,
+                duration_s=2.5,
                 rounds=2,
                 cold_runs=3,
                 agg_conns=100,
@@ -161,9 +161,11 @@ class ServerError(RuntimeError):
 class Server:
     """A server subprocess on a free port; knows its start-up time, CPU time and RSS."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, command: list[str] | None = None) -> None:
+        """`command` (default: `server_command(name, port)`) may use `{port}` placeholders."""
         self.name = name
         self.port = free_port()
+        self.command = [a.replace("{port}", str(self.port)) for a in command or []] or None
         self.proc: subprocess.Popen[bytes] | None = None
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the Server)
         self.startup_s: float | None = None
@@ -180,7 +182,7 @@ class Server:
         """Spawn and wait for the first 200 from /health; returns seconds from spawn to it."""
         t0 = time.perf_counter()
         self.proc = subprocess.Popen(
-            server_command(self.name, self.port),
+            self.command or server_command(self.name, self.port),
             cwd=ROOT,
             stdin=subprocess.DEVNULL,
             stdout=self.log,
@@ -406,6 +408,7 @@ class Bench:
     cfg: Config
     servers: dict[str, Server] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
 
     def server(self, name: str) -> Server:
         if name not in self.servers:
@@ -642,17 +645,38 @@ def render(rows: list[Row], meta: dict[str, Any], errors: dict[str, str]) -> Non
             row.note,
         )
     console.print(table)
+    busy = meta["machine_busy_before"]
+    if busy > 0.25:
+        console.print(
+            f"[yellow]warning: the machine was {busy:.0%} busy before the run started (other "
+            "processes); throughput figures are noisy. Ratios from alternating rounds and the CPU "
+            "per step figures hold up better.[/]"
+        )
     for name, err in errors.items():
         console.print(f"[red]{name} failed:[/] {err}")
     console.print(
         f"[dim]ratio = mcpgym / floor (↑ higher is better, ↓ lower). uvicorn: {meta['uvicorn']}; "
         f"servers loaded: {meta['server_native_libs']}; {meta['cpus']} CPUs; "
         f"{meta['duration_s']} s windows x {meta['rounds']} round(s); "
-        f"took {meta['elapsed_s']:.1f} s[/]"
+        f"took {meta['elapsed_s']:.1f} s {meta['timings_s']}; machine {busy:.0%} busy before[/]"
     )
 
 
 # -- main ------------------------------------------------------------------------------------------
+
+
+def machine_busy(seconds: float = 0.5) -> float:
+    """Fraction of all CPUs busy over `seconds` before we start anything (other users' load)."""
+
+    def sample() -> tuple[int, int]:
+        values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        idle = values[3] + values[4]  # idle + iowait
+        return sum(values) - idle, sum(values)
+
+    busy0, total0 = sample()
+    time.sleep(seconds)
+    busy1, total1 = sample()
+    return (busy1 - busy0) / max(1, total1 - total0)
 
 
 async def run(cfg: Config, names: list[str]) -> tuple[list[Row], dict[str, str], Bench]:
@@ -661,10 +685,12 @@ async def run(cfg: Config, names: list[str]) -> tuple[list[Row], dict[str, str],
     errors: dict[str, str] = {}
     try:
         for name in names:
+            t0 = time.perf_counter()
             try:
                 rows += await MEASUREMENTS[name].fn(bench)
             except (ServerError, RuntimeError, OSError, TimeoutError) as exc:
                 errors[name] = f"{type(exc).__name__}: {exc}"
+            bench.timings[name] = round(time.perf_counter() - t0, 1)
         for srv in bench.servers.values():
             if srv.proc is not None and srv.proc.poll() is None:
                 bench.notes.append(f"{srv.name}: {srv.native_libs()}")
@@ -710,6 +736,7 @@ def main(argv: list[str] | None = None) -> int:
     if auto != pinned:  # `mcpgym serve` uses uvicorn's auto choices; the floor pins them
         print(f"warning: uvicorn auto resolves to {auto}, floor pins {pinned}", file=sys.stderr)
     t0 = time.perf_counter()
+    busy = machine_busy()
     try:
         rows, errors, bench = asyncio.run(asyncio.wait_for(run(cfg, names), cfg.budget_s))
     except TimeoutError:
@@ -727,6 +754,8 @@ def main(argv: list[str] | None = None) -> int:
         "rounds": cfg.rounds,
         "quick": cfg.quick,
         "elapsed_s": time.perf_counter() - t0,
+        "timings_s": bench.timings,
+        "machine_busy_before": busy,
     }
     render(rows, meta, errors)
     if args.json:

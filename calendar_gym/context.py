@@ -48,10 +48,18 @@ class CalendarContext:
         return str(row["value"]) if row else "UTC"
 
     def names(self) -> dict[str, str]:
-        """Display names by email or calendar id (for organizers, creators and attendees)."""
+        """Display names by email or calendar id (for organizers, creators and attendees).
+
+        Cached until the database changes.
+        """
+        key = (id(self.store), self.store.conn.total_changes)
+        cached = self.__dict__.get("_names_cache")
+        if cached is not None and cached[0] == key:
+            return cached[1]
         out = {r["email"]: r["name"] for r in self.store.all("SELECT email, name FROM users")}
         for r in self.store.all("SELECT id, summary FROM calendars WHERE is_primary = 0"):
             out[r["id"]] = r["summary"]
+        self.__dict__["_names_cache"] = (key, out)
         return out
 
     @staticmethod

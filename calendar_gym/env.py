@@ -128,7 +128,8 @@ class CalendarEnv(MCPEnvironment, EventTools, CalendarTools, AclTools, MiscTools
         now = kwargs.get("now") or DEFAULT_NOW
         try:
             parse_rfc3339(str(now))
-            scopes = normalise_scopes(kwargs.get("scopes") or DEFAULT_SCOPES)
+            granted = kwargs.get("scopes") or DEFAULT_SCOPES
+            scopes = normalise_scopes(granted.split() if isinstance(granted, str) else granted)
             if seed is not None and not isinstance(seed, int):
                 raise ValueError(f"seed must be an integer, not {seed!r}")
         except (TimeError, ValueError) as exc:
@@ -262,7 +263,7 @@ class CalendarEnv(MCPEnvironment, EventTools, CalendarTools, AclTools, MiscTools
                 raise problem
             args = arguments if arguments is not None else {}
             problems = check_arguments(
-                spec.input_schema, args, tool=name, default_tz=self._hint_tz(args)
+                spec.input_schema, args, tool=name, default_tz=lambda: self._hint_tz(args)
             )
             if problems:
                 raise ApiError.many(problems)
@@ -286,6 +287,7 @@ class CalendarEnv(MCPEnvironment, EventTools, CalendarTools, AclTools, MiscTools
             err = ApiError(
                 "INTERNAL",
                 f"The calendar failed internally ({type(exc).__name__}).",
+                expected="a result (the failure is on the calendar's side)",
                 got=None,
                 hint="This is a fault of the environment, not of your call.",
             )

@@ -118,7 +118,19 @@ def rows_in_window(
 ) -> list[dict[str, Any]]:
     """Every event row of a calendar meeting `window`, expanded if `single_events`."""
     out: list[dict[str, Any]] = []
-    for stored in store.all("SELECT * FROM events WHERE calendar_id = ?", (calendar_id,)):
+    sql, params = "SELECT * FROM events WHERE calendar_id = ?", [calendar_id]
+    if window.lo is not None or window.hi is not None:
+        # A coarse prefilter on the stored text (dates and UTC instants both sort as text); the
+        # exact test below uses real instants. Series and their exceptions are always expanded.
+        sql += " AND (recurrence IS NOT NULL OR recurring_event_id IS NOT NULL OR (1"
+        if window.lo is not None:
+            sql += " AND end_ >= ?"
+            params.append((window.lo - timedelta(days=2)).strftime("%Y-%m-%d"))
+        if window.hi is not None:
+            sql += " AND start <= ?"
+            params.append((window.hi + timedelta(days=2)).strftime("%Y-%m-%d"))
+        sql += "))"
+    for stored in store.all(sql, params):
         row = dict(stored)
         if row["recurrence"]:
             occurrences = expand(store, row, cal_tz, window, show_deleted)

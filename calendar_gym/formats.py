@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from calendar_gym.errors import ApiError, nest
@@ -37,11 +36,18 @@ _EVENT_ID_RE = re.compile(r"^[a-v0-9]{5,1024}$")
 _HEX_RE = re.compile(r"^#[0-9a-fA-F]{6}$")
 
 
-@dataclass
 class FormatContext:
-    """What hints may mention: the zone the caller most likely means."""
+    """What hints may mention: the zone the caller most likely means (resolved only if needed)."""
 
-    default_tz: str = "UTC"
+    def __init__(self, default_tz: str | Callable[[], str] = "UTC") -> None:
+        self._tz = default_tz
+
+    @property
+    def default_tz(self) -> str:
+        """The zone to quote in hints (computed on first use)."""
+        if callable(self._tz):
+            self._tz = self._tz()
+        return self._tz
 
 
 def _offset_hint(local_text: str, tz_name: str) -> tuple[str, str] | None:

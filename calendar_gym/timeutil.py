@@ -64,6 +64,12 @@ _ZONE_ALIASES = {
     "cet": "Europe/Berlin",
     "cest": "Europe/Berlin",
     "jst": "Asia/Tokyo",
+    "japan": "Asia/Tokyo",
+    "tokio": "Asia/Tokyo",
+    "central european": "Europe/Berlin",
+    "british": "Europe/London",
+    "utc": "UTC",
+    "zulu": "UTC",
 }
 
 
@@ -109,7 +115,7 @@ def suggest_zone(name: str) -> str | None:
     """The IANA zone an agent most likely meant by `name` (e.g. `EST`, `New York`)."""
     import difflib
 
-    key = name.strip().lower()
+    key = re.sub(r"\s+(standard|daylight)?\s*time$", "", name.strip().lower())
     if key in _ZONE_ALIASES:
         return _ZONE_ALIASES[key]
     wanted = key.replace(" ", "_")
@@ -117,7 +123,8 @@ def suggest_zone(name: str) -> str | None:
     for z in zones:
         if z.lower() == wanted or z.lower().rsplit("/", 1)[-1] == wanted:
             return z
-    near = difflib.get_close_matches(name.replace(" ", "_"), zones, n=1, cutoff=0.6)
+    canonical = [z for z in zones if "/" in z and not z.startswith(("US/", "Etc/", "SystemV/"))]
+    near = difflib.get_close_matches(name.replace(" ", "_"), canonical, n=1, cutoff=0.6)
     return near[0] if near else None
 
 
@@ -242,7 +249,7 @@ def to_utc_text(instant: datetime) -> str:
 
 def parse_utc_text(text: str) -> datetime:
     """Inverse of `to_utc_text`."""
-    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    return datetime.fromisoformat(text)  # Python 3.11 reads the trailing Z as UTC
 
 
 def format_in_zone(instant: datetime, tz_name: str | None) -> str:

@@ -16,6 +16,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from calendar_gym.errors import ApiError, dumps, nest
@@ -30,9 +31,13 @@ _CARRY = ("x-format", "x-example", "description")
 
 
 def check_arguments(
-    schema: dict[str, Any], args: Any, *, tool: str, default_tz: str = "UTC"
+    schema: dict[str, Any], args: Any, *, tool: str, default_tz: str | Callable[[], str] = "UTC"
 ) -> list[ApiError]:
-    """Every problem of `args` against `schema` (a tool's input schema), in argument order."""
+    """Every problem of `args` against `schema` (a tool's input schema), in argument order.
+
+    `default_tz` (or a function computing it, called only when a hint needs it) is the zone
+    that corrections of date-times quote.
+    """
     walker = _Walker(schema.get("$defs", {}), FormatContext(default_tz=default_tz))
     walker.check(schema, args, "")
     return walker.problems

@@ -102,10 +102,23 @@ class ToolContext:
             event["message"] = message
         self.events.append(event)
 
+    def supports(self, feature: Literal["sampling", "elicitation"]) -> bool:
+        """Whether the caller can answer `sample` (`"sampling"`) or `elicit` (`"elicitation"`)."""
+        return False
+
     async def sample(
-        self, prompt: str, *, max_tokens: int = 1024, system_prompt: str | None = None
+        self,
+        prompt: str,
+        *,
+        max_tokens: int = 1024,
+        system_prompt: str | None = None,
+        key: str | None = None,
     ) -> str:
-        """Ask the client's model to complete `prompt`; returns the reply's text."""
+        """Ask the client's model to complete `prompt`; returns the reply's text.
+
+        `key` names the question for 2026-07-28 clients, which answer by name (default: its
+        position among the tool's questions).
+        """
         raise ToolExecutionError(
             "this tool asks the client's model for a completion (MCP sampling), which only an MCP "
             "client connected over /mcp or stdio can answer; it is unavailable in simulation",
@@ -113,10 +126,10 @@ class ToolContext:
         )
 
     async def elicit(
-        self, message: str, schema: Mapping[str, Any] | type[BaseModel]
+        self, message: str, schema: Mapping[str, Any] | type[BaseModel], *, key: str | None = None
     ) -> Elicitation:
         """Ask the client's user for input shaped by `schema` (a flat JSON Schema object, or a
-        pydantic model whose fields are primitives)."""
+        pydantic model whose fields are primitives); `key` as for `sample`."""
         raise ToolExecutionError(
             "this tool asks the user for input (MCP elicitation), which only an MCP client "
             "connected over /mcp or stdio can answer; it is unavailable in simulation",

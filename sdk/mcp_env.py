@@ -2,8 +2,8 @@
 
 Subclass it, mark methods with `@tool`, and every tool becomes reachable as
 `step(CallToolAction(...))` in simulation and as a real MCP tool in production. Each tool call is
-one step with a reward: override `reward()` (or give the class a rubric later) and call `end_episode()`
-from a tool to finish.
+one step with a reward: give the class a `rubric` (see `mcpgym.rubrics`; the framework applies it on
+every step, `done` included) or override `reward()`, and call `end_episode()` from a tool to finish.
 
 Example:
     >>> from mcpgym import CallToolAction, MCPEnvironment, tool
@@ -34,6 +34,7 @@ from mcpgym.errors import (
     ToolNotFound,
     ToolTimeout,
 )
+from mcpgym.rubrics import Rubric, RubricTrace
 from mcpgym.tools import Mode, ToolSpec, collect_tools
 from mcpgym.types import (
     Action,
@@ -55,6 +56,8 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
 
     Class attributes:
         tool_specs: every `@tool` of the class, by name (built once, at class definition).
+        rubric: a `Rubric` scoring every step, `done` included (also settable per instance);
+            when set it replaces `reward()`. Shared by all instances, so it holds no episode state.
 
     Instance attributes:
         serving_mode: `"simulation"` (default) or `"production"`; set by the server. Tools tagged
@@ -68,8 +71,10 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
     action_type = ListToolsAction  # informational; parsing uses the discriminated union
     observation_type = Observation
     serving_mode: Mode = "simulation"
+    rubric: Rubric | None = None
 
     _state: State
+    _rubric_trace: RubricTrace | None = None
     _done: bool = False
     _started: bool = False
 
@@ -86,6 +91,7 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
         self._state = self.state_type(episode_id=episode_id or uuid.uuid4().hex[:12], step_count=0)
         self._done = False
         self._started = True
+        self._rubric_trace = RubricTrace()
         return Observation()
 
     @property
@@ -173,10 +179,12 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
         spec = self.get_tool(name)
         kwargs = spec.validate(arguments)
         method = getattr(self, spec.method)
+        if spec.is_async:
+            _require_no_running_loop()
         try:
             value = method(**kwargs)
             if inspect.isawaitable(value):
-                value = _run_coroutine(value)
+                value = asyncio.run(value)  # type: ignore[arg-type]
         except ToolError:
             raise
         except Exception as exc:
@@ -211,7 +219,7 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
         """Apply a tool action; tool failures become `CallToolObservation.error`, not exceptions."""
         self._require_episode()
         if isinstance(action, ListToolsAction):
-            return self._finish(action, self._list_observation())
+            return await self._afinish(action, self._list_observation())
         try:
             result = await self.call_tool(action.tool_name, action.arguments, timeout_s)
             obs = CallToolObservation(tool_name=action.tool_name, result=result)
@@ -219,7 +227,7 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
             obs = CallToolObservation(
                 tool_name=action.tool_name, error=ToolErrorInfo(**err.to_info())
             )
-        return self._finish(action, obs)
+        return await self._afinish(action, obs)
 
     def _list_observation(self) -> ListToolsObservation:
         return ListToolsObservation(tools=[s.info for s in self.visible_tools()])
@@ -229,21 +237,37 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
             raise SessionError("No episode: call reset() before step().")
 
     def _finish(self, action: Action, obs: Observation) -> Observation:
+        """Count the step, set `done`, then score it (so the reward sees the final `done`)."""
         self._state.step_count += 1
+        obs.done = self._done
+        if self.rubric is not None:
+            obs.reward = self._trace().score(self.rubric, self, action, obs)
+            return obs
         try:
             obs.reward = self.reward(action, obs)
         except Exception as exc:
             raise ExecutionError(f"reward() raised {type(exc).__name__}: {exc}") from exc
-        obs.done = self._done
         return obs
 
+    async def _afinish(self, action: Action, obs: Observation) -> Observation:
+        """`_finish` for `astep`: an async rubric (an `LLMJudge`) is awaited on the loop."""
+        if self.rubric is None:
+            return self._finish(action, obs)
+        self._state.step_count += 1
+        obs.done = self._done
+        obs.reward = await self._trace().ascore(self.rubric, self, action, obs)
+        return obs
 
-def _run_coroutine(coro: Any) -> Any:
+    def _trace(self) -> RubricTrace:
+        if self._rubric_trace is None:  # a subclass reset() that skipped super().reset()
+            self._rubric_trace = RubricTrace()
+        return self._rubric_trace
+
+
+def _require_no_running_loop() -> None:
+    """An async tool through sync `step()` needs its own event loop: refuse inside a running one."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(coro)
-    coro.close()
-    raise RuntimeError(
-        "An async tool cannot be called with step() inside a running loop; use astep()."
-    )
+        return
+    raise RuntimeError("step() cannot run an async tool inside a running event loop; use astep().")

@@ -37,10 +37,20 @@ from mcpgym.context import ToolContext, current_context
 from mcpgym.errors import EnvironmentDefinitionError, InvalidToolArguments
 from mcpgym.types import ToolInfo
 
-__all__ = ["RESERVED_NAMES", "Mode", "ToolMeta", "ToolSpec", "tool", "validation_errors"]
+__all__ = [
+    "RESERVED_NAMES",
+    "WRAP_KEY",
+    "Mode",
+    "ToolMeta",
+    "ToolSpec",
+    "tool",
+    "validation_errors",
+]
 
 Mode = Literal["simulation", "production"]
 RESERVED_NAMES = frozenset({"reset", "step", "state", "close"})
+WRAP_KEY = "x-mcpgym-wrap-result"
+"""Marks an output schema whose structured result is `{"result": value}` around a non-object."""
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -91,7 +101,9 @@ def tool(
         ...         return "secret"
     """
     if mode not in (None, "simulation", "production"):
-        raise EnvironmentDefinitionError(f"tool mode must be 'simulation', 'production' or None, not {mode!r}")
+        raise EnvironmentDefinitionError(
+            f"tool mode must be 'simulation', 'production' or None, not {mode!r}"
+        )
     meta = ToolMeta(name=name, description=description, mode=mode, annotations=annotations)
 
     def mark(f: _F) -> _F:
@@ -149,8 +161,8 @@ def _parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
             else:
                 m = _ARG_LINE.match(line)
                 if m and (line.startswith("    ") and not line.startswith("        ")):
-                    current = m.group(1)
-                    params[current] = m.group(3).strip()
+                    current = name = str(m.group(1))
+                    params[name] = m.group(3).strip()
                 elif current and line.strip():
                     params[current] += " " + line.strip()
                 continue
@@ -198,7 +210,7 @@ class ToolSpec:
 
     def __init__(self, owner: type, attr: str, fn: Callable[..., Any], meta: ToolMeta) -> None:
         self.method = attr
-        self.name = meta.name or attr
+        self.name = meta.name if meta.name is not None else attr
         where = f"{owner.__qualname__}.{attr}"
         if self.name in RESERVED_NAMES or attr in RESERVED_NAMES:
             raise EnvironmentDefinitionError(
@@ -230,7 +242,9 @@ class ToolSpec:
         try:
             self.input_schema = self._args_model.model_json_schema()
         except Exception as exc:
-            raise EnvironmentDefinitionError(f"{where}: no JSON Schema for its arguments: {exc}") from exc
+            raise EnvironmentDefinitionError(
+                f"{where}: no JSON Schema for its arguments: {exc}"
+            ) from exc
         self.input_schema.pop("title", None)
         returns = hints.get("return", inspect.Signature.empty)
         self.returns_content = is_content_annotation(returns)
@@ -297,12 +311,20 @@ class ToolSpec:
             adapter: TypeAdapter[Any] = TypeAdapter(annotation)
             schema = adapter.json_schema(mode="serialization")
         except Exception as exc:
-            raise EnvironmentDefinitionError(f"{where}: no JSON Schema for its return type: {exc}") from exc
+            raise EnvironmentDefinitionError(
+                f"{where}: no JSON Schema for its return type: {exc}"
+            ) from exc
         if _is_object_schema(schema):
             schema.pop("title", None)
             return adapter, schema, False
-        # MCP requires an object output schema: wrap other values as {"result": value}.
-        wrapped = {"type": "object", "properties": {"result": schema}, "required": ["result"]}
+        # MCP requires an object output schema: wrap other values as {"result": value}, and say
+        # so (WRAP_KEY) so that clients can unwrap them (as FastMCP's x-fastmcp-wrap-result).
+        wrapped = {
+            "type": "object",
+            "properties": {"result": schema},
+            "required": ["result"],
+            WRAP_KEY: True,
+        }
         if "$defs" in schema:
             wrapped["$defs"] = schema.pop("$defs")
         return adapter, wrapped, True
@@ -377,7 +399,9 @@ def _is_context(hint: Any) -> bool:
 
 def _has_description(annotation: Any) -> bool:
     if typing.get_origin(annotation) is typing.Annotated:
-        return any(isinstance(m, FieldInfo) and m.description for m in typing.get_args(annotation)[1:])
+        return any(
+            isinstance(m, FieldInfo) and m.description for m in typing.get_args(annotation)[1:]
+        )
     return False
 
 

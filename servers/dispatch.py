@@ -33,7 +33,12 @@ _RESET_KEYS = ("seed", "episode_id")
 
 def observation_payload(obs: Observation) -> dict[str, Any]:
     """OpenEnv's envelope: the observation's own fields, with reward and done beside it."""
-    body = obs.model_dump(mode="json", exclude={"reward", "done"})
+    try:
+        body = obs.model_dump(mode="json", exclude={"reward", "done"})
+    except Exception as exc:
+        raise ExecutionError(
+            f"{type(obs).__name__} cannot be serialised to JSON: {exc}", exception=type(exc).__name__
+        ) from exc
     return {"observation": body, "reward": obs.reward, "done": obs.done}
 
 
@@ -161,6 +166,9 @@ class Dispatcher:
                     got=kind,
                 )
         except MCPGymError as err:
+            return error_frame(err, request_id), False
+        except Exception as exc:  # a bug in the environment or its models: this session only
+            err = ExecutionError(f"{type(exc).__name__}: {exc}", exception=type(exc).__name__)
             return error_frame(err, request_id), False
         if request_id is not None:
             reply["id"] = request_id

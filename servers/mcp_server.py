@@ -14,38 +14,35 @@ from __future__ import annotations
 import contextvars
 import json
 import warnings
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import mcp_types as types
-from mcp.server.connection import allowed_log_levels
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.server.lowlevel import Server
-from mcp.shared.exceptions import MCPDeprecationWarning, MCPError, NoBackChannelError
-from mcp.shared.message import ServerMessageMetadata
-from pydantic import BaseModel, TypeAdapter
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import TypeAdapter
 
 from mcpgym.content import ContentBlocks
-from mcpgym.context import (
-    LOG_LEVELS,
-    Elicitation,
-    LogLevel,
-    ToolContext,
-    elicitation_schema,
-    use_context,
-)
-from mcpgym.errors import MCPGymError, ToolError, ToolExecutionError, ToolNotFound
+from mcpgym.context import use_context
+from mcpgym.errors import MCPGymError, ToolError, ToolNotFound
 from mcpgym.mcp_env import MCPEnvironment
+from mcpgym.servers.mcp_context import (
+    LOG_LEVEL_KEY,
+    CapabilityMissing,
+    InputRequired,
+    SessionToolContext,
+)
 from mcpgym.servers.sessions import Session, SessionManager
 
-__all__ = ["CURRENT_ENV", "SessionToolContext", "build_mcp_server", "tool_result"]
+__all__ = ["CURRENT_ENV", "build_mcp_server", "error_result", "tool_result"]
 
 CURRENT_ENV: contextvars.ContextVar[MCPEnvironment | None] = contextvars.ContextVar(
     "mcpgym_current_env", default=None
 )
 _SESSION_KEY = "mcpgym_session"
-_LOG_LEVEL_KEY = "mcpgym_log_level"
-_R = TypeVar("_R", bound=BaseModel)
 _content_block: TypeAdapter[types.ContentBlock] = TypeAdapter(types.ContentBlock)
 
 
@@ -134,7 +131,9 @@ def build_mcp_server(
         env = await resolve(ctx)
         return types.ListToolsResult(tools=[_as_tool(s) for s in env.visible_tools()])
 
-    async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def on_call_tool(
+        ctx: Any, params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
         env = await resolve(ctx)
         try:
             spec = env.get_tool(params.name)
@@ -143,8 +142,14 @@ def build_mcp_server(
                 code=types.INVALID_PARAMS, message=err.message, data=err.detail
             ) from None
         try:
-            with use_context(SessionToolContext(ctx)):
+            with use_context(SessionToolContext(ctx, params)):
                 dumped = await env.call_tool(params.name, dict(params.arguments or {}))
+        except InputRequired as ask:  # 2026-07-28: the client answers, then calls again
+            return ask.result()
+        except CapabilityMissing as err:
+            if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                raise err.as_mcp_error() from None
+            return error_result(err)
         except ToolError as err:
             return error_result(err)
         except Exception as exc:  # never leak a traceback into the protocol
@@ -154,7 +159,7 @@ def build_mcp_server(
     async def on_set_logging_level(
         ctx: Any, params: types.SetLevelRequestParams
     ) -> types.EmptyResult:
-        _connection_state(ctx)[_LOG_LEVEL_KEY] = params.level
+        _connection_state(ctx)[LOG_LEVEL_KEY] = params.level
         return types.EmptyResult()
 
     with warnings.catch_warnings():
@@ -169,6 +174,11 @@ def build_mcp_server(
             on_call_tool=on_call_tool,
             on_set_logging_level=on_set_logging_level,
         )
+    # Seals the 2026-07-28 requestState that carries earlier answers (AES-GCM under a key of this
+    # process): a client cannot read or forge it, and state from another process is refused.
+    server.middleware.append(
+        RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=name)
+    )
     if sessions is not None and default_env is None:
         server.middleware.append(_per_connection_env(sessions))
     return server
@@ -205,101 +215,3 @@ def _per_connection_env(sessions: SessionManager) -> ServerMiddleware[Any]:
         return await call_next(ctx)
 
     return middleware
-
-
-class SessionToolContext(ToolContext):
-    """The `ToolContext` of a tool called over MCP: talks to the client through the request's
-    session. Logs and progress ride the request's own stream; sampling and elicitation are
-    requests to the client, which must have declared the capability and be reachable (stdio and
-    stateful HTTP sessions are; the WebSocket `mcp` frame and stateless requests are not)."""
-
-    transport = "mcp"
-
-    def __init__(self, request: ServerRequestContext[Any, Any]) -> None:
-        super().__init__()
-        self._request = request
-
-    async def log(
-        self, message: Any, level: LogLevel = "info", *, logger: str | None = None
-    ) -> None:
-        await super().log(message, level, logger=logger)
-        request = self._request
-        threshold: LogLevel = _connection_state(request).get(_LOG_LEVEL_KEY, "debug")
-        meta: Mapping[str, Any] | None = request.meta
-        allowed = allowed_log_levels(request.protocol_version, meta)
-        if level not in allowed or LOG_LEVELS.index(level) < LOG_LEVELS.index(threshold):
-            return
-        note = types.LoggingMessageNotification(
-            params=types.LoggingMessageNotificationParams(level=level, data=message, logger=logger)
-        )
-        await request.session.send_notification(note, related_request_id=request.request_id)
-
-    async def progress(
-        self, progress: float, total: float | None = None, message: str | None = None
-    ) -> None:
-        await super().progress(progress, total, message)
-        await self._request.session.report_progress(progress, total, message)
-
-    async def sample(
-        self, prompt: str, *, max_tokens: int = 1024, system_prompt: str | None = None
-    ) -> str:
-        self._require("sampling", types.ClientCapabilities(sampling=types.SamplingCapability()))
-        request = types.CreateMessageRequest(
-            params=types.CreateMessageRequestParams(
-                messages=[
-                    types.SamplingMessage(
-                        role="user", content=types.TextContent(type="text", text=prompt)
-                    )
-                ],
-                max_tokens=max_tokens,
-                system_prompt=system_prompt,
-            )
-        )
-        result = await self._ask("sampling", request, types.CreateMessageResult)
-        content = result.content
-        if isinstance(content, types.TextContent):
-            return content.text
-        return json.dumps(content.model_dump(mode="json", by_alias=True, exclude_none=True))
-
-    async def elicit(
-        self, message: str, schema: Mapping[str, Any] | type[BaseModel]
-    ) -> Elicitation:
-        self._require(
-            "elicitation", types.ClientCapabilities(elicitation=types.ElicitationCapability())
-        )
-        request = types.ElicitRequest(
-            params=types.ElicitRequestFormParams(
-                message=message, requested_schema=elicitation_schema(schema)
-            )
-        )
-        result = await self._ask("elicitation", request, types.ElicitResult)
-        content = dict(result.content) if result.content is not None else None
-        return Elicitation(action=result.action, content=content)
-
-    def _require(self, feature: str, capability: types.ClientCapabilities) -> None:
-        session = self._request.session
-        if not session.check_client_capability(capability):
-            raise ToolExecutionError(
-                f"this tool needs {feature}; the MCP client did not declare that capability",
-                feature=feature,
-            )
-        if not session.can_send_request:
-            raise ToolExecutionError(
-                f"this tool needs {feature}, which needs a channel for server-to-client requests; "
-                "this connection has none (use stdio or a stateful HTTP session)",
-                feature=feature,
-            )
-
-    async def _ask(self, feature: str, request: Any, result_type: type[_R]) -> _R:
-        metadata = ServerMessageMetadata(related_request_id=self._request.request_id)
-        try:
-            return await self._request.session.send_request(request, result_type, metadata=metadata)
-        except NoBackChannelError:
-            raise ToolExecutionError(
-                f"this tool needs {feature}; this connection cannot send requests to the client",
-                feature=feature,
-            ) from None
-        except MCPError as err:
-            raise ToolExecutionError(
-                f"the client refused the {feature} request: {err}", feature=feature, code=err.code
-            ) from None

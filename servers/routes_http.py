@@ -50,6 +50,7 @@ async def _one_shot(
     sessions: SessionManager = request.app.state.sessions
     dispatcher: Dispatcher = request.app.state.dispatcher
     session: Session = await sessions.open(transport="http")
+    session.busy += 1  # never reaped mid-request
     try:
         payload = await dispatcher.reset(session, body)
         if action is not None:

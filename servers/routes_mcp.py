@@ -113,6 +113,22 @@ def check_bearer(headers: Headers, settings: ServerSettings) -> str | None:
     return matched
 
 
+def _without_ows(scope: Scope) -> Scope:
+    """The scope with surrounding whitespace removed from header values.
+
+    RFC 9110 §5.5: optional whitespace around a field value is not part of it. Some servers
+    (httptools) pass it through, and the `mcp` package then compares `Mcp-Name: " x "` with the
+    body's `"x"` literally.
+    """
+    raw: list[tuple[bytes, bytes]] = scope["headers"]
+    if not any(value[:1] in _OWS or value[-1:] in _OWS for _, value in raw):
+        return scope
+    return {**scope, "headers": [(name, value.strip(b" \t")) for name, value in raw]}
+
+
+_OWS = (b" ", b"\t")
+
+
 def _unauthorized() -> JSONResponse:
     return JSONResponse(
         {"error": {"code": "UNAUTHORIZED", "message": "missing or invalid bearer token"}},
@@ -135,6 +151,7 @@ class McpEndpoint:
         self.production = production
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        scope = _without_ows(scope)
         headers = Headers(scope=scope)
         if not origin_allowed(headers.get("origin"), self.settings):
             response = JSONResponse(

@@ -63,6 +63,7 @@ class SessionManager:
         self._sessions: dict[str, Session] = {}
         self._reserved = 0
         self._reaper: asyncio.Task[None] | None = None
+        self._closing: set[asyncio.Task[None]] = set()
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -96,15 +97,30 @@ class SessionManager:
         return session
 
     async def close(self, session: Session) -> None:
-        """Forget the session and close its environment (idempotent; never raises)."""
+        """Forget the session at once and close its environment in the background.
+
+        Idempotent; never raises. `env.aclose()` waits for a call still running in a worker
+        thread (a timed-out step), so it must not hold up the caller, the reaper or other sessions.
+        """
         if session.closed:
             return
         session.closed = True
         self._sessions.pop(session.id, None)
+        task = asyncio.create_task(self._close_env(session), name=f"mcpgym-close-{session.id}")
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    @staticmethod
+    async def _close_env(session: Session) -> None:
         try:
             await session.env.aclose()
         except Exception:
             log.exception("env.close() failed for session %s", session.id)
+
+    async def drain(self, timeout_s: float = 10.0) -> None:
+        """Wait (bounded) for environments still closing."""
+        if self._closing:
+            await asyncio.wait(list(self._closing), timeout=timeout_s)
 
     async def close_all(self) -> None:
         for session in list(self._sessions.values()):
@@ -124,6 +140,7 @@ class SessionManager:
                 await self._reaper
             self._reaper = None
         await self.close_all()
+        await self.drain()
 
     async def _reap_loop(self) -> None:
         while True:

@@ -9,6 +9,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import inspect
 import threading
 import time
 from collections.abc import Mapping
@@ -43,6 +44,12 @@ from mcpgym.types import (
 
 __all__ = ["SyncEnvClient"]
 
+# websockets 17.1 warns when connect() is not used as a context manager unless `legacy=True`,
+# a flag older releases (our floor is 14) do not accept.
+_LEGACY: dict[str, Any] = (
+    {"legacy": True} if "legacy" in inspect.signature(connect).parameters else {}
+)
+
 _O = TypeVar("_O", bound=Observation)
 _S = TypeVar("_S", bound=State)
 
@@ -76,7 +83,7 @@ class SyncTransport:
                 additional_headers=self.headers,
                 max_size=self.max_size,
                 open_timeout=core.timeout,
-                legacy=True,
+                **_LEGACY,
             )
         except InvalidStatus as exc:
             raise core.handshake_rejected(exc.response.status_code, exc) from exc

@@ -12,101 +12,23 @@ Serve it: `mcpgym serve mcpgym.examples.everything:EverythingEnv --mode producti
 from __future__ import annotations
 
 import asyncio
-import io
-import struct
-import wave
-import zlib
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from mcpgym import MCPEnvironment, tool
 from mcpgym.content import Audio, Image, Resource, Text
 from mcpgym.context import ToolContext
+from mcpgym.examples.everything_data import (
+    JSON_SCHEMA_2020_12,
+    NAME,
+    PNG,
+    SEP1034_SCHEMA,
+    SEP1330_SCHEMA,
+    WAV,
+)
 
 __all__ = ["EverythingEnv"]
-
-
-def _red_pixel_png() -> bytes:
-    """A 1x1 red PNG, built by hand so the fixture needs no image library."""
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        body = kind + data
-        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
-
-    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)  # 1x1, 8-bit RGB
-    pixels = zlib.compress(b"\x00\xff\x00\x00")  # filter byte, then one red pixel
-    return (
-        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
-    )
-
-
-def _silence_wav() -> bytes:
-    """A tenth of a second of 8 kHz mono silence."""
-    buffer = io.BytesIO()
-    with wave.open(buffer, "wb") as out:
-        out.setnchannels(1)
-        out.setsampwidth(2)
-        out.setframerate(8000)
-        out.writeframes(b"\x00\x00" * 800)
-    return buffer.getvalue()
-
-
-PNG = Image.from_bytes(_red_pixel_png(), "image/png")
-WAV = Audio.from_bytes(_silence_wav(), "audio/wav")
-_DIALECT = "https://json-schema.org/draft/2020-12/schema"
-
-_SEP1034_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "name": {"type": "string", "description": "User name", "default": "John Doe"},
-        "age": {"type": "integer", "description": "User age", "default": 30},
-        "score": {"type": "number", "description": "User score", "default": 95.5},
-        "status": {
-            "type": "string",
-            "description": "User status",
-            "enum": ["active", "inactive", "pending"],
-            "default": "active",
-        },
-        "verified": {"type": "boolean", "description": "Verification status", "default": True},
-    },
-    "required": [],
-}
-
-_SEP1330_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
-        "titledSingle": {
-            "type": "string",
-            "oneOf": [
-                {"const": "value1", "title": "First Option"},
-                {"const": "value2", "title": "Second Option"},
-                {"const": "value3", "title": "Third Option"},
-            ],
-        },
-        "legacyEnum": {
-            "type": "string",
-            "enum": ["opt1", "opt2", "opt3"],
-            "enumNames": ["Option One", "Option Two", "Option Three"],
-        },
-        "untitledMulti": {
-            "type": "array",
-            "items": {"type": "string", "enum": ["option1", "option2", "option3"]},
-        },
-        "titledMulti": {
-            "type": "array",
-            "items": {
-                "anyOf": [
-                    {"const": "value1", "title": "First Choice"},
-                    {"const": "value2", "title": "Second Choice"},
-                    {"const": "value3", "title": "Third Choice"},
-                ]
-            },
-        },
-    },
-    "required": [],
-}
 
 
 class Address(BaseModel):
@@ -220,49 +142,132 @@ class EverythingEnv(MCPEnvironment):
     async def test_elicitation_sep1034_defaults(self, ctx: ToolContext) -> Text:
         """Elicit with a default for every primitive type (SEP-1034)."""
         answer = await ctx.elicit(
-            "Please review and update the form fields with defaults", _SEP1034_SCHEMA
+            "Please review and update the form fields with defaults", SEP1034_SCHEMA
         )
         return Text(f"Elicitation completed: action={answer.action}, content={answer.content}")
 
     @tool
     async def test_elicitation_sep1330_enums(self, ctx: ToolContext) -> Text:
         """Elicit with all five enum shapes (SEP-1330)."""
-        answer = await ctx.elicit("Please select options from the enum fields", _SEP1330_SCHEMA)
+        answer = await ctx.elicit("Please select options from the enum fields", SEP1330_SCHEMA)
         return Text(f"Elicitation completed: action={answer.action}, content={answer.content}")
 
     @tool(description="Tool with JSON Schema 2020-12 features")
     def json_schema_2020_12_tool(
-        self, name: str | None = None, address: Address | None = None
+        self,
+        name: str | None = None,
+        address: Address | None = None,
+        contactMethod: Literal["phone", "email"] | None = None,  # the schema's camelCase name
+        phone: str | None = None,
+        email: str | None = None,
     ) -> Text:
-        """Accept a name and an address (2020-12 keywords: $schema, $defs, additionalProperties)."""
-        return Text(f"name={name}, address={address.model_dump() if address else None}")
+        """Accept a contact (2020-12 keywords: $schema, $defs, $anchor, allOf, if/then/else)."""
+        return Text(f"name={name}, contact={contactMethod}, phone={phone}, email={email}")
+
+    @tool
+    def test_headers(
+        self,
+        region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})],
+        query: str = "",
+    ) -> Text:
+        """Echo a parameter the client mirrors into the `Mcp-Param-Region` header (SEP-2243).
+
+        Args:
+            region: Mirrored into the Mcp-Param-Region HTTP header by 2026-07-28 clients.
+            query: Any text.
+        """
+        return Text(f"region={region}, query={query}")
+
+    @tool
+    async def test_logging_tool(self, ctx: ToolContext) -> Text:
+        """Log at every level; a 2026-07-28 client only receives what it opted into."""
+        for level in ("debug", "info", "warning", "error"):
+            await ctx.log(f"a {level} message", level)
+        return Text("logged")
+
+    @tool
+    async def test_missing_capability(self, ctx: ToolContext) -> Text:
+        """Needs sampling: a client that did not declare it gets -32021 (2026-07-28)."""
+        reply = await ctx.sample("Say hello.", max_tokens=20)
+        return Text(f"LLM response: {reply}")
+
+    @tool
+    async def test_streaming_elicitation(self, ctx: ToolContext) -> Text:
+        """Report progress, then ask the user to confirm."""
+        await ctx.progress(1, 2, "about to ask")
+        schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+        answer = await ctx.elicit("Please confirm", schema)
+        await ctx.progress(2, 2, "answered")
+        return Text(f"action={answer.action}, content={answer.content}")
+
+    # -- 2026-07-28 multi-round input (SEP-2322): the same ctx.elicit / ctx.sample, asked by name --
+
+    @tool
+    async def test_input_required_result_elicitation(self, ctx: ToolContext) -> Text:
+        """Ask the user's name, then greet them."""
+        answer = await ctx.elicit("What is your name?", NAME, key="user_name")
+        return Text(f"Hello, {(answer.content or {}).get('name')}!")
+
+    @tool
+    async def test_input_required_result_sampling(self, ctx: ToolContext) -> Text:
+        """Ask the client's model a question."""
+        reply = await ctx.sample(
+            "What is the capital of France?", max_tokens=100, key="capital_question"
+        )
+        return Text(f"The model says: {reply}")
+
+    @tool
+    async def test_input_required_result_request_state(self, ctx: ToolContext) -> Text:
+        """Ask for a confirmation; the answer round carries the sealed request state."""
+        schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+        answer = await ctx.elicit("Please confirm", schema, key="confirm")
+        # A tampered or foreign requestState is refused (-32602) before the tool runs again.
+        return Text(f"state-ok: confirmed={(answer.content or {}).get('ok')}")
+
+    @tool
+    async def test_input_required_result_multi_round(self, ctx: ToolContext) -> Text:
+        """Ask two questions in turn (two rounds)."""
+        name = await ctx.elicit("Step 1: What is your name?", NAME, key="step1")
+        color_schema = {
+            "type": "object",
+            "properties": {"color": {"type": "string"}},
+            "required": ["color"],
+        }
+        color = await ctx.elicit("Step 2: What is your favorite color?", color_schema, key="step2")
+        return Text(
+            f"name={(name.content or {}).get('name')}, color={(color.content or {}).get('color')}"
+        )
+
+    @tool
+    async def test_input_required_result_tampered_state(self, ctx: ToolContext) -> Text:
+        """Ask a question; a retry with a modified request state is refused."""
+        answer = await ctx.elicit("What is your name?", NAME, key="user_name")
+        return Text(f"Hello, {(answer.content or {}).get('name')}!")
+
+    @tool
+    async def test_input_required_result_capabilities(self, ctx: ToolContext) -> Text:
+        """Ask only what the client can answer (sampling and/or elicitation)."""
+        parts: list[str] = []
+        if ctx.supports("sampling"):
+            parts.append(await ctx.sample("Generate a greeting", max_tokens=50, key="greeting"))
+        if ctx.supports("elicitation"):
+            answer = await ctx.elicit("What is your name?", NAME, key="user_name")
+            parts.append(str(answer.content))
+        return Text("; ".join(parts) or "the client can answer nothing")
 
 
 def _advertise(name: str, schema: dict[str, Any]) -> None:
     """Advertise a literal input schema for one tool (arguments are still validated by the
-    pydantic model built from its signature, which accepts the same documents).
+    pydantic model built from its signature, which accepts every document the schema accepts).
 
-    The json-schema-2020-12 scenario checks that the server passes `$schema` and a `$defs` entry
-    named `address` through untouched; pydantic names `$defs` after classes and does not emit
-    `$schema`, so the fixture states the scenario's schema verbatim.
+    The json-schema-2020-12 scenario checks that the server passes 2020-12 keywords (`$schema`,
+    a `$defs` entry named `address` with an `$anchor`, `allOf`/`anyOf`, `if`/`then`/`else`)
+    through untouched; pydantic names `$defs` after classes and emits none of the others, so the
+    fixture states the scenario's schema verbatim.
     """
     spec = EverythingEnv.tool_specs[name]
     spec.input_schema = schema
     spec.info = spec.info.model_copy(update={"input_schema": schema})
 
 
-_advertise(
-    "json_schema_2020_12_tool",
-    {
-        "$schema": _DIALECT,
-        "type": "object",
-        "$defs": {
-            "address": {
-                "type": "object",
-                "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
-            }
-        },
-        "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
-        "additionalProperties": False,
-    },
-)
+_advertise("json_schema_2020_12_tool", JSON_SCHEMA_2020_12)

@@ -26,10 +26,15 @@ GRANTS = {
     "default": "default",
 }
 WHEN = {"start": "2026-03-05T10:00:00", "end": "2026-03-05T11:00:00"}
-NEW = {"start": {"dateTime": "2026-03-06T10:00:00-05:00"}, "end": {"dateTime": "2026-03-06T11:00:00-05:00"}}
+NEW = {
+    "start": {"dateTime": "2026-03-06T10:00:00-05:00"},
+    "end": {"dateTime": "2026-03-06T11:00:00-05:00"},
+}
 
 
-def world(scope: str | None, role: str, extra: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def world(
+    scope: str | None, role: str, extra: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
     """A seed patch: Zed's calendar with one rule for Mia (or none)."""
     acl = [{"calendar": OTHER, "scope": f"user:{ME}", "role": "reader"}]
     if scope is not None:
@@ -77,21 +82,25 @@ def _call(tool: str, **args: Any) -> Callable[[Caller], dict[str, Any] | None]:
 
 
 # operation class → (minimum role, the call)
+BOB = {"type": "user", "value": "bob@acme.test"}
 OPERATIONS: dict[str, tuple[str, Callable[[Caller], dict[str, Any] | None]]] = {
     "freebusy": ("freeBusyReader", _freebusy),
     "calendar_get": ("freeBusyReader", _call("calendars_get", calendarId=MATRIX)),
     "events_list": ("reader", _call("events_list", calendarId=MATRIX)),
     "events_get": ("reader", _call("events_get", calendarId=MATRIX, eventId=EVENT)),
     "events_insert": ("writer", _call("events_insert", calendarId=MATRIX, **NEW)),
-    "events_patch": ("writer", _call("events_patch", calendarId=MATRIX, eventId=EVENT, summary="x")),
-    "events_delete": ("writer", _call("events_delete", calendarId=MATRIX, eventId=EVENT)),
-    "move_off": ("writer", _call("events_move", calendarId=MATRIX, eventId=EVENT, destination="primary")),
-    "move_onto": ("writer", _call("events_move", calendarId="primary", eventId=MINE, destination=MATRIX)),
-    "acl_list": ("owner", _call("acl_list", calendarId=MATRIX)),
-    "acl_insert": (
-        "owner",
-        _call("acl_insert", calendarId=MATRIX, role="reader", scope={"type": "user", "value": "bob@acme.test"}),
+    "events_patch": (
+        "writer", _call("events_patch", calendarId=MATRIX, eventId=EVENT, summary="x"),
     ),
+    "events_delete": ("writer", _call("events_delete", calendarId=MATRIX, eventId=EVENT)),
+    "move_off": (
+        "writer", _call("events_move", calendarId=MATRIX, eventId=EVENT, destination="primary"),
+    ),
+    "move_onto": (
+        "writer", _call("events_move", calendarId="primary", eventId=MINE, destination=MATRIX),
+    ),
+    "acl_list": ("owner", _call("acl_list", calendarId=MATRIX)),
+    "acl_insert": ("owner", _call("acl_insert", calendarId=MATRIX, role="reader", scope=BOB)),
     "calendars_patch": ("owner", _call("calendars_patch", calendarId=MATRIX, summary="Renamed")),
     "calendars_delete": ("owner", _call("calendars_delete", calendarId=MATRIX)),
 }  # fmt: skip
@@ -148,8 +157,12 @@ def test_moving_needs_writer_on_the_destination_too(session: Any) -> None:
     assert (error["required_role"], error["current_role"]) == ("writer", "reader")
 
 
-@pytest.mark.parametrize(("role", "sees_details"), [("reader", False), ("writer", False), ("owner", True)])
-def test_private_events_are_busy_only_for_non_owners(session: Any, role: str, sees_details: bool) -> None:
+@pytest.mark.parametrize(
+    ("role", "sees_details"), [("reader", False), ("writer", False), ("owner", True)]
+)
+def test_private_events_are_busy_only_for_non_owners(
+    session: Any, role: str, sees_details: bool
+) -> None:
     _, call = session(user=ME, seed_patch=world(f"user:{ME}", role))
     items = {e["id"]: e for e in call.ok("events_list", calendarId=MATRIX)["items"]}
     secret = items[PRIVATE]
@@ -163,7 +176,7 @@ def test_private_events_are_busy_only_for_non_owners(session: Any, role: str, se
 
 
 def test_seed_world_sharing(session: Any) -> None:
-    """Alice reads Bob's primary (user rule); Bob only sees Alice's free/busy... and reads Marketing."""
+    """Alice reads Bob's primary (a user rule) but only sees Dana's free/busy (domain rule)."""
     _, alice = session()
     assert alice.ok("events_list", calendarId="bob@acme.test")["accessRole"] == "reader"
     error = alice.fail("events_list", calendarId="dana@acme.test")
@@ -181,7 +194,10 @@ class TestScopes:
         assert error["code"] == "INSUFFICIENT_SCOPE"
         assert error["granted_scopes"] == ["https://www.googleapis.com/auth/calendar.readonly"]
         assert "https://www.googleapis.com/auth/calendar.events" in error["required_scopes"]
-        assert error["expected"] == error["required_scopes"] and error["got"] == error["granted_scopes"]
+        assert (
+            error["expected"] == error["required_scopes"]
+            and error["got"] == error["granted_scopes"]
+        )
         assert "cannot_complete" in error["hint"]
 
     def test_scopes_are_checked_before_acls_and_arguments(self, session: Any) -> None:

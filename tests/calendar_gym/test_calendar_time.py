@@ -29,7 +29,9 @@ def instant(text: str) -> datetime:
         ),
     ],
 )
-def test_offsets_survive_a_round_trip(call: Caller, start: dict[str, Any], end: dict[str, Any]) -> None:
+def test_offsets_survive_a_round_trip(
+    call: Caller, start: dict[str, Any], end: dict[str, Any]
+) -> None:
     created = call.ok("events_insert", calendarId="primary", summary="x", start=start, end=end)
     fetched = call.ok("events_get", calendarId="primary", eventId=created["id"])
     for sent, got in ((start, fetched["start"]), (end, fetched["end"])):
@@ -50,7 +52,10 @@ def test_local_time_with_zone_is_stored_as_utc_and_rendered_with_offset(call: Ca
         start={"dateTime": "2026-03-05T15:00:00", "timeZone": "Europe/London"},
         end={"dateTime": "2026-03-05T16:00:00", "timeZone": "Europe/London"},
     )
-    assert created["start"] == {"dateTime": "2026-03-05T15:00:00+00:00", "timeZone": "Europe/London"}
+    assert created["start"] == {
+        "dateTime": "2026-03-05T15:00:00+00:00",
+        "timeZone": "Europe/London",
+    }
     listed = call.ok(
         "events_list",
         calendarId="primary",
@@ -175,7 +180,10 @@ def test_editing_one_instance_leaves_the_others(call: Caller) -> None:
     assert again["summary"] == "1:1 Alice / Bob (remote)"
     assert again["start"]["dateTime"] == "2026-03-09T13:00:00-04:00"
     nxt = call.ok("events_get", calendarId="primary", eventId=f"{ONE_ON_ONE}_20260316T140000Z")
-    assert (nxt["summary"], nxt["start"]["dateTime"]) == ("1:1 Alice / Bob", "2026-03-16T10:00:00-04:00")
+    assert (nxt["summary"], nxt["start"]["dateTime"]) == (
+        "1:1 Alice / Bob",
+        "2026-03-16T10:00:00-04:00",
+    )
     master = call.ok("events_get", calendarId="primary", eventId=ONE_ON_ONE)
     assert master["summary"] == "1:1 Alice / Bob"
     day = call.ok(
@@ -186,7 +194,9 @@ def test_editing_one_instance_leaves_the_others(call: Caller) -> None:
         singleEvents=True,
         q="1:1",
     )["items"]
-    assert [(e["id"], e["start"]["dateTime"]) for e in day] == [(instance, "2026-03-09T13:00:00-04:00")]
+    assert [(e["id"], e["start"]["dateTime"]) for e in day] == [
+        (instance, "2026-03-09T13:00:00-04:00")
+    ]
     error = call.fail(
         "events_patch", calendarId="primary", eventId=instance, recurrence=["RRULE:FREQ=DAILY"]
     )

@@ -5,4 +5,4 @@ from collections.abc import Callable
 from starlette.testclient import TestClient
 
 ClientFactory = Callable[..., TestClient]
-"""`make_client(env=GuessEnv, **settings)`: a started TestClient for `create_app(env, **settings)`."""
+"""`make_client(env=GuessEnv, **settings)`: a started TestClient for `create_app(env, ...)`."""

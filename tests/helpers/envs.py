@@ -51,7 +51,9 @@ class _Recorder:
             raise RuntimeError("boom: the environment crashed")
         self._state.step_count += 1
         self._state.total += action.by
-        return CountObservation(total=self._state.total, reward=float(action.by), done=self._state.total >= 10)
+        return CountObservation(
+            total=self._state.total, reward=float(action.by), done=self._state.total >= 10
+        )
 
     @property
     def state(self) -> CountState:
@@ -69,7 +71,9 @@ class SyncCounter(_Recorder, Environment[CountAction, CountObservation, CountSta
         super().__init__()
         self.gate = threading.Event()
 
-    def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> CountObservation:
+    def reset(
+        self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any
+    ) -> CountObservation:
         self._enter("reset")
         try:
             self._state = CountState(episode_id=episode_id)
@@ -77,7 +81,9 @@ class SyncCounter(_Recorder, Environment[CountAction, CountObservation, CountSta
         finally:
             self.active -= 1
 
-    def step(self, action: CountAction, timeout_s: float | None = None, **kwargs: Any) -> CountObservation:
+    def step(
+        self, action: CountAction, timeout_s: float | None = None, **kwargs: Any
+    ) -> CountObservation:
         self._enter(f"step:{action.op}")
         try:
             if action.op == "block":
@@ -112,7 +118,9 @@ class AsyncCounter(_Recorder, Environment[CountAction, CountObservation, CountSt
         finally:
             self.active -= 1
 
-    async def step(self, action: CountAction, timeout_s: float | None = None, **kwargs: Any) -> CountObservation:
+    async def step(
+        self, action: CountAction, timeout_s: float | None = None, **kwargs: Any
+    ) -> CountObservation:
         self._enter(f"step:{action.op}")
         try:
             if action.op == "block":
@@ -180,7 +188,9 @@ class CrashingRewardEnv(GuessEnv):
 class UnserializableObservationEnv(SyncCounter):
     """Steps return an observation whose metadata cannot be turned into JSON: an env bug."""
 
-    def step(self, action: CountAction, timeout_s: float | None = None, **kwargs: Any) -> CountObservation:
+    def step(
+        self, action: CountAction, timeout_s: float | None = None, **kwargs: Any
+    ) -> CountObservation:
         if action.op == "boom":
             return CountObservation(metadata={"handle": object()})
         return super().step(action, timeout_s, **kwargs)

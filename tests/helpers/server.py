@@ -39,7 +39,9 @@ class RunningServer:
         return response.json()
 
     def wait_for_sessions(self, n: int, timeout: float = 10.0) -> None:
-        wait_until(lambda: self.health()["sessions"] == n, timeout=timeout, what=f"/health sessions == {n}")
+        wait_until(
+            lambda: self.health()["sessions"] == n, timeout=timeout, what=f"/health sessions == {n}"
+        )
 
 
 def _healthy(url: str) -> bool:
@@ -65,7 +67,9 @@ def run_server(app: Any, **config: Any) -> Iterator[RunningServer]:
     running = RunningServer(server, thread, port)
     try:
         wait_until(
-            lambda: not thread.is_alive() or _healthy(running.url), timeout=15.0, what="server start-up"
+            lambda: not thread.is_alive() or _healthy(running.url),
+            timeout=15.0,
+            what="server start-up",
         )
         assert thread.is_alive(), "uvicorn exited during start-up"
         yield running

@@ -27,16 +27,16 @@ def wait_until(
 async def await_until(
     predicate: Callable[[], Awaitable[T]],
     *,
-    timeout: float = 5.0,
+    within: float = 5.0,
     interval: float = 0.01,
     what: str = "",
 ) -> T:
-    """`wait_until` for async predicates (polls on the running loop)."""
-    deadline = time.monotonic() + timeout
+    """`wait_until` for async predicates (polls on the running loop for `within` seconds)."""
+    deadline = time.monotonic() + within
     while True:
         value = await predicate()
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what or predicate!r}")
+            raise AssertionError(f"timed out after {within} s waiting for {what or predicate!r}")
         await asyncio.sleep(interval)

@@ -41,7 +41,9 @@ def receive_close(ws: WebSocketTestSession, timeout: float = 5.0) -> int:
     return int(message.get("code", 1000))
 
 
-def request(ws: WebSocketTestSession, frame: dict[str, Any], timeout: float = 5.0) -> dict[str, Any]:
+def request(
+    ws: WebSocketTestSession, frame: dict[str, Any], timeout: float = 5.0
+) -> dict[str, Any]:
     """Send one frame and return the reply frame."""
     ws.send_text(json.dumps(frame))
     return receive_frame(ws, timeout)

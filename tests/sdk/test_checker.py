@@ -18,7 +18,9 @@ class Fine(Environment[Action, Observation, State]):
     def __init__(self) -> None:
         self._state = State()
 
-    def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> Observation:
+    def reset(
+        self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any
+    ) -> Observation:
         self._state = State(episode_id=episode_id)
         return Observation()
 
@@ -58,7 +60,9 @@ def test_no_tools() -> None:
 
 def test_reset_returning_a_dict() -> None:
     class DictReset(Fine):
-        def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> Any:
+        def reset(
+            self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any
+        ) -> Any:
             return {"observation": {}}
 
     found = failures(DictReset)
@@ -70,7 +74,9 @@ def test_reset_returning_a_dict() -> None:
 
 def test_reset_raising() -> None:
     class Raises(Fine):
-        def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> Observation:
+        def reset(
+            self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any
+        ) -> Observation:
             raise OSError("no disk")
 
     assert failures(Raises)["check_reset_returns_observation"] == "OSError: no disk"
@@ -89,7 +95,9 @@ def test_state_not_a_state() -> None:
 
 def test_state_ignoring_the_episode_id() -> None:
     class Forgetful(Fine):
-        def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> Observation:
+        def reset(
+            self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any
+        ) -> Observation:
             return super().reset(seed)
 
     assert "episode_id" in failures(Forgetful)["check_state"]
@@ -97,7 +105,9 @@ def test_state_ignoring_the_episode_id() -> None:
 
 def test_missing_step() -> None:
     class NoStep(Environment[Action, Observation, State]):
-        def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> Observation:
+        def reset(
+            self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any
+        ) -> Observation:
             return Observation()
 
         @property
@@ -111,10 +121,14 @@ def test_missing_step() -> None:
 
 def test_missing_state() -> None:
     class NoState(Environment[Action, Observation, State]):
-        def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> Observation:
+        def reset(
+            self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any
+        ) -> Observation:
             return Observation()
 
-        def step(self, action: Action, timeout_s: float | None = None, **kwargs: Any) -> Observation:
+        def step(
+            self, action: Action, timeout_s: float | None = None, **kwargs: Any
+        ) -> Observation:
             return Observation()
 
     found = failures(NoState)

@@ -6,7 +6,14 @@ from typing import Any, Literal
 
 import pytest
 
-from helpers.envs import AsyncCounter, CountAction, CountObservation, CountState, InlineCounter, SyncCounter
+from helpers.envs import (
+    AsyncCounter,
+    CountAction,
+    CountObservation,
+    CountState,
+    InlineCounter,
+    SyncCounter,
+)
 from helpers.wait import await_until
 from mcpgym import (
     Action,
@@ -142,9 +149,13 @@ async def test_list_tools_is_a_step(env: Toolbox, via: str) -> None:
 
 @pytest.mark.parametrize("via", ["step", "astep"])
 @pytest.mark.parametrize(
-    ("action", "result"), [(call("add", a=2, b=3), 5), (call("shout", text="hi"), "HI")], ids=["sync", "async"]
+    ("action", "result"),
+    [(call("add", a=2, b=3), 5), (call("shout", text="hi"), "HI")],
+    ids=["sync", "async"],
 )
-async def test_sync_and_async_tools(env: Toolbox, via: str, action: CallToolAction, result: Any) -> None:
+async def test_sync_and_async_tools(
+    env: Toolbox, via: str, action: CallToolAction, result: Any
+) -> None:
     obs = await run(env, action, via)
     assert isinstance(obs, CallToolObservation)
     assert (obs.tool_name, obs.result, obs.error) == (action.tool_name, result, None)
@@ -158,7 +169,9 @@ def test_sync_step_runs_an_async_tool_outside_a_loop(env: Toolbox) -> None:
 
 @pytest.mark.parametrize("via", ["step", "astep"])
 @pytest.mark.parametrize(
-    ("name", "message"), [("fail", "ValueError: broken tool"), ("afail", "KeyError")], ids=["sync", "async"]
+    ("name", "message"),
+    [("fail", "ValueError: broken tool"), ("afail", "KeyError")],
+    ids=["sync", "async"],
 )
 async def test_a_raising_tool_is_an_execution_error_observation(
     env: Toolbox, via: str, name: str, message: str
@@ -236,7 +249,7 @@ async def test_sync_tool_timeout_then_the_next_call_waits(env: Toolbox) -> None:
     try:
         obs = await astep(env, call("block"), timeout_s=0.05)
         assert obs.error is not None and obs.error.error_type == "timeout"
-        assert env.entered_block.is_set()
+        assert await asyncio.to_thread(env.entered_block.wait, 5.0)  # still running in its thread
         nxt = asyncio.ensure_future(env.astep(call("add", a=1)))
         done, _ = await asyncio.wait([nxt], timeout=0.2)
         assert not done, "a call overlapped the timed-out tool still running in its thread"
@@ -290,7 +303,9 @@ async def test_plain_environment_raising_is_an_execution_error(cls: type[SyncCou
 @pytest.mark.parametrize(
     ("cls", "in_worker"), [(SyncCounter, True), (InlineCounter, False), (AsyncCounter, False)]
 )
-async def test_blocking_decides_where_sync_methods_run(cls: type[SyncCounter], in_worker: bool) -> None:
+async def test_blocking_decides_where_sync_methods_run(
+    cls: type[SyncCounter], in_worker: bool
+) -> None:
     env = cls()
     await env.areset()
     await env.astep(CountAction())
@@ -307,6 +322,7 @@ async def test_slow_sync_step_times_out_and_the_next_call_waits() -> None:
             await env.astep(CountAction(op="block"), timeout_s=0.05)
         assert isinstance(caught.value, ExecutionError)
         assert caught.value.detail["timeout_s"] == 0.05
+        assert await asyncio.to_thread(env.entered_block.wait, 5.0)  # still running in its thread
         nxt = asyncio.ensure_future(env.astep(CountAction()))
         closing = asyncio.ensure_future(env.aclose())
         done, _ = await asyncio.wait([nxt, closing], timeout=0.2)
@@ -337,7 +353,9 @@ async def test_concurrent_calls_of_one_instance_never_overlap() -> None:
     env = SyncCounter()
     await env.areset()
     blocked = asyncio.ensure_future(env.astep(CountAction(op="block")))
-    await await_until(lambda: _is_set(env.entered_block), timeout=2.0, what="the blocking step to start")
+    await await_until(
+        lambda: _is_set(env.entered_block), within=2.0, what="the blocking step to start"
+    )
     others = [asyncio.ensure_future(env.astep(CountAction())) for _ in range(5)]
     env.gate.set()
     results = await asyncio.wait_for(asyncio.gather(blocked, *others), 5.0)
@@ -387,7 +405,9 @@ def test_parse_action_uses_each_subclass_action_type() -> None:
 def test_mcp_parse_action_reports_fields_without_the_discriminator() -> None:
     env = Toolbox()
     assert env.parse_action({"type": "list_tools"}) == ListToolsAction()
-    assert env.parse_action({"type": "call_tool", "tool_name": "add"}) == CallToolAction(tool_name="add")
+    assert env.parse_action({"type": "call_tool", "tool_name": "add"}) == CallToolAction(
+        tool_name="add"
+    )
     with pytest.raises(InvalidRequest) as caught:
         env.parse_action({"type": "call_tool", "tool_name": "", "arguments": [], "x": 1})
     assert {e["field"] for e in caught.value.detail["errors"]} == {"tool_name", "arguments", "x"}

@@ -123,7 +123,9 @@ def test_lists_dicts_and_defaults() -> None:
     assert props["tags"]["type"] == "array"
     assert props["tags"]["items"] == {"type": "string"}
     assert props["tags"]["default"] == []
-    assert {"type": "object", "additionalProperties": {"type": "number"}} in props["weights"]["anyOf"]
+    assert {"type": "object", "additionalProperties": {"type": "number"}} in props["weights"][
+        "anyOf"
+    ]
     assert props["flag"] == {"default": False, "title": "Flag", "type": "boolean"}
 
 

@@ -1,4 +1,5 @@
-"""The `mcpgym` command line, run as a real subprocess (`python -m mcpgym.servers`)."""
+"""The `mcpgym` command line: argument handling in-process, and the real entry point
+(`python -m mcpgym.servers`) as subprocesses: `--help`, a bad target, and a real server."""
 
 import os
 import signal
@@ -16,15 +17,58 @@ from mcpgym.servers.cli import main
 MCPGYM = [sys.executable, "-m", "mcpgym.servers"]
 
 
-def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*MCPGYM, *args], capture_output=True, text=True, timeout=60, check=False)
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
-def test_serve_help() -> None:
-    result = run("serve", "--help")
-    assert result.returncode == 0, result.stderr
+class Launched:
+    """The subprocesses of this module, started together: each pays ~2 s of imports, so running
+    them side by side keeps the module fast."""
+
+    def __init__(self) -> None:
+        self.port = _free_port()
+        self.procs = {
+            "help": self._start("serve", "--help"),
+            "bad-target": self._start("serve", "no_such_module_xyz:Env"),
+            "serve": self._start(
+                "serve", "mcpgym.examples.guess:GuessEnv", "--port", str(self.port)
+            ),
+        }
+
+    @staticmethod
+    def _start(*args: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [*MCPGYM, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+
+    def finished(self, name: str) -> tuple[int, str, str]:
+        proc = self.procs[name]
+        stdout, stderr = proc.communicate(timeout=60)
+        return proc.returncode, stdout, stderr
+
+    def stop(self) -> None:
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                os.kill(proc.pid, signal.SIGKILL)
+            proc.communicate(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def launched() -> Iterator[Launched]:
+    procs = Launched()
+    try:
+        yield procs
+    finally:
+        procs.stop()
+
+
+def test_serve_help(launched: Launched) -> None:
+    code, stdout, stderr = launched.finished("help")
+    assert code == 0, stderr
     for text in ("MODULE:ATTR", "--port", "--host", "--mode", "--max-sessions"):
-        assert text in result.stdout
+        assert text in stdout
 
 
 @pytest.mark.parametrize(
@@ -46,11 +90,11 @@ def test_bad_target_exits_2_with_a_clear_message(
     assert message in err
 
 
-def test_bad_target_through_the_real_entry_point() -> None:
-    result = run("serve", "no_such_module_xyz:Env")
-    assert result.returncode == 2, (result.stdout, result.stderr)
-    assert "mcpgym serve: error: cannot import module 'no_such_module_xyz'" in result.stderr
-    assert "Traceback" not in result.stderr
+def test_bad_target_through_the_real_entry_point(launched: Launched) -> None:
+    code, stdout, stderr = launched.finished("bad-target")
+    assert code == 2, (stdout, stderr)
+    assert "mcpgym serve: error: cannot import module 'no_such_module_xyz'" in stderr
+    assert "Traceback" not in stderr
 
 
 @pytest.mark.parametrize(
@@ -63,39 +107,18 @@ def test_bad_target_through_the_real_entry_point() -> None:
     ],
     ids=["no command", "no target", "bad mode", "bad port"],
 )
-def test_usage_errors_exit_2(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_usage_errors_exit_2(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     with pytest.raises(SystemExit) as caught:
         main(argv)
     assert caught.value.code == 2
     assert message in capsys.readouterr().err
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@pytest.fixture
-def served() -> Iterator[tuple[subprocess.Popen[str], int]]:
-    port = _free_port()
-    proc = subprocess.Popen(
-        [*MCPGYM, "serve", "mcpgym.examples.guess:GuessEnv", "--port", str(port), "--max-sessions", "4"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        yield proc, port
-    finally:
-        if proc.poll() is None:
-            os.kill(proc.pid, signal.SIGKILL)
-        proc.communicate(timeout=10)
-
-
 @pytest.mark.server
-def test_serve_answers_health_then_stops_on_sigterm(served: tuple[subprocess.Popen[str], int]) -> None:
-    proc, port = served
+def test_serve_answers_health_then_stops_on_sigterm(launched: Launched) -> None:
+    proc, port = launched.procs["serve"], launched.port
 
     def healthy() -> bool:
         assert proc.poll() is None, f"mcpgym serve exited early: {proc.communicate()}"
@@ -104,7 +127,7 @@ def test_serve_answers_health_then_stops_on_sigterm(served: tuple[subprocess.Pop
         except httpx.TransportError:
             return False
 
-    wait_until(healthy, timeout=30.0, what="mcpgym serve to answer /health")
+    wait_until(healthy, timeout=60.0, what="mcpgym serve to answer /health")
     assert httpx.get(f"http://127.0.0.1:{port}/health").json() == {
         "status": "healthy",
         "mode": "simulation",
@@ -113,6 +136,6 @@ def test_serve_answers_health_then_stops_on_sigterm(served: tuple[subprocess.Pop
     assert httpx.get(f"http://127.0.0.1:{port}/metadata").json()["name"] == "GuessEnv"
     os.kill(proc.pid, signal.SIGTERM)
     # uvicorn shuts down gracefully, then re-raises the signal it caught
-    assert proc.wait(timeout=15) in (0, -signal.SIGTERM)
+    assert proc.wait(timeout=30) in (0, -signal.SIGTERM)
     _, stderr = proc.communicate(timeout=5)
     assert "Traceback" not in stderr

@@ -2,8 +2,8 @@
 
 import json
 import random
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -50,7 +50,9 @@ def test_health_reports_mode_and_no_sessions(guess_client: TestClient) -> None:
     ("mode", "tools"),
     [("simulation", ["guess", "hint"]), ("production", ["guess", "leaderboard"])],
 )
-def test_metadata_lists_the_tools_of_the_mode(make_client: ClientFactory, mode: str, tools: list[str]) -> None:
+def test_metadata_lists_the_tools_of_the_mode(
+    make_client: ClientFactory, mode: str, tools: list[str]
+) -> None:
     meta = make_client(GuessEnv, mode=mode).get("/metadata").json()
     assert meta["name"] == "GuessEnv"
     assert meta["version"] == "1.0.0"
@@ -64,7 +66,9 @@ def test_schema_describes_tool_actions_and_the_state(guess_client: TestClient) -
     assert set(schema) == {"action", "observation", "state"}
     action = json.dumps(schema["action"])
     assert '"list_tools"' in action and '"call_tool"' in action
-    assert {"episode_id", "step_count", "guesses", "low", "high"} <= set(schema["state"]["properties"])
+    assert {"episode_id", "step_count", "guesses", "low", "high"} <= set(
+        schema["state"]["properties"]
+    )
     assert {"done", "reward"} <= set(schema["observation"]["properties"])
 
 
@@ -79,7 +83,9 @@ def test_schema_of_a_plain_environment_is_its_action_model(make_client: ClientFa
 
 
 def test_reset_returns_the_openenv_envelope(guess_client: TestClient) -> None:
-    response = guess_client.post("/reset", json={"seed": 1, "episode_id": "e1", "low": 5, "high": 9})
+    response = guess_client.post(
+        "/reset", json={"seed": 1, "episode_id": "e1", "low": 5, "high": 9}
+    )
     assert response.status_code == 200
     body = response.json()
     assert body["reward"] is None
@@ -151,7 +157,9 @@ def test_plain_environment_over_http(make_client: ClientFactory) -> None:
 
 
 def test_reset_raising_is_a_structured_execution_error(guess_client: TestClient) -> None:
-    error = error_of(guess_client.post("/reset", json={"low": 9, "high": 1}), 500, "EXECUTION_ERROR")
+    error = error_of(
+        guess_client.post("/reset", json={"low": 9, "high": 1}), 500, "EXECUTION_ERROR"
+    )
     assert error["exception"] == "ValueError"
     assert guess_client.post("/reset", json={}).status_code == 200
 
@@ -176,7 +184,9 @@ def test_state_raising_is_a_structured_execution_error(make_client: ClientFactor
     error_of(client.get("/state"), 500, "EXECUTION_ERROR")
 
 
-def test_unserializable_observation_is_a_structured_execution_error(make_client: ClientFactory) -> None:
+def test_unserializable_observation_is_a_structured_execution_error(
+    make_client: ClientFactory,
+) -> None:
     client = make_client(UnserializableObservationEnv)
     error_of(client.post("/step", json={"action": {"op": "boom"}}), 500, "EXECUTION_ERROR")
 
@@ -186,7 +196,9 @@ def test_step_timeout_is_504_without_waiting_for_the_stuck_step(make_client: Cli
     factory, built = recording(SyncCounter)
     client = make_client(factory)
     with ThreadPoolExecutor(1) as pool:
-        pending = pool.submit(client.post, "/step", json={"action": {"op": "block"}, "timeout_s": 0.05})
+        pending = pool.submit(
+            client.post, "/step", json={"action": {"op": "block"}, "timeout_s": 0.05}
+        )
         try:
             response = pending.result(timeout=3.0)
         except TimeoutError:
@@ -216,9 +228,12 @@ def production_client(make_client: ClientFactory) -> TestClient:
 
 
 @pytest.mark.parametrize(
-    ("method", "path"), [("POST", "/reset"), ("POST", "/step"), ("GET", "/state"), ("GET", "/schema")]
+    ("method", "path"),
+    [("POST", "/reset"), ("POST", "/step"), ("GET", "/state"), ("GET", "/schema")],
 )
-def test_production_has_no_simulation_routes(production_client: TestClient, method: str, path: str) -> None:
+def test_production_has_no_simulation_routes(
+    production_client: TestClient, method: str, path: str
+) -> None:
     assert production_client.request(method, path, json={}).status_code == 404
 
 
@@ -271,7 +286,13 @@ BAD_STEP_BODIES: list[tuple[str, bytes, int, str, str | None]] = [
     ("not UTF-8", b"\xff\xfe{}", 400, "INVALID_JSON", None),
     ("non-object body", b"[1, 2]", 422, "VALIDATION_ERROR", None),
     ("missing action", b"{}", 422, "VALIDATION_ERROR", "action"),
-    ("extra field", json.dumps({"action": CALL, "bogus": 1}).encode(), 422, "VALIDATION_ERROR", "bogus"),
+    (
+        "extra field",
+        json.dumps({"action": CALL, "bogus": 1}).encode(),
+        422,
+        "VALIDATION_ERROR",
+        "bogus",
+    ),
     ("action not an object", b'{"action": "guess"}', 422, "VALIDATION_ERROR", "action"),
     ("unknown action type", b'{"action": {"type": "dance"}}', 422, "VALIDATION_ERROR", None),
     (
@@ -295,9 +316,27 @@ BAD_STEP_BODIES: list[tuple[str, bytes, int, str, str | None]] = [
         "VALIDATION_ERROR",
         "tool_name",
     ),
-    ("timeout not a number", json.dumps({"action": CALL, "timeout_s": "fast"}).encode(), 422, "VALIDATION_ERROR", "timeout_s"),
-    ("negative timeout", json.dumps({"action": CALL, "timeout_s": -1}).encode(), 422, "VALIDATION_ERROR", "timeout_s"),
-    ("reset seed not an int", json.dumps({"action": CALL, "reset": {"seed": "x"}}).encode(), 422, "VALIDATION_ERROR", "seed"),
+    (
+        "timeout not a number",
+        json.dumps({"action": CALL, "timeout_s": "fast"}).encode(),
+        422,
+        "VALIDATION_ERROR",
+        "timeout_s",
+    ),
+    (
+        "negative timeout",
+        json.dumps({"action": CALL, "timeout_s": -1}).encode(),
+        422,
+        "VALIDATION_ERROR",
+        "timeout_s",
+    ),
+    (
+        "reset seed not an int",
+        json.dumps({"action": CALL, "reset": {"seed": "x"}}).encode(),
+        422,
+        "VALIDATION_ERROR",
+        "seed",
+    ),
 ]
 
 
@@ -306,8 +345,12 @@ BAD_STEP_BODIES: list[tuple[str, bytes, int, str, str | None]] = [
     [case[1:] for case in BAD_STEP_BODIES],
     ids=[case[0] for case in BAD_STEP_BODIES],
 )
-def test_bad_step_body(guess_client: TestClient, body: bytes, status: int, code: str, field: str | None) -> None:
-    response = guess_client.post("/step", content=body, headers={"content-type": "application/json"})
+def test_bad_step_body(
+    guess_client: TestClient, body: bytes, status: int, code: str, field: str | None
+) -> None:
+    response = guess_client.post(
+        "/step", content=body, headers={"content-type": "application/json"}
+    )
     error = error_of(response, status, code)
     if field is not None:
         assert field in [e["field"] for e in error["errors"]], error
@@ -325,7 +368,9 @@ def test_bad_step_body(guess_client: TestClient, body: bytes, status: int, code:
     ids=["malformed JSON", "non-object body", "seed is a bool", "episode_id not a string"],
 )
 def test_bad_reset_body(guess_client: TestClient, body: bytes, status: int, code: str) -> None:
-    response = guess_client.post("/reset", content=body, headers={"content-type": "application/json"})
+    response = guess_client.post(
+        "/reset", content=body, headers={"content-type": "application/json"}
+    )
     error_of(response, status, code)
 
 

@@ -112,7 +112,9 @@ async def test_client_vanishing_mid_step(slow_server: RunningServer) -> None:
         assert done is True
         assert (await ask(other, {"type": "state"}))["data"]["episode_id"] == "other"
 
-    await await_until(_sessions_are(slow_server, 0), timeout=10.0, what="the vanished session to close")
+    await await_until(
+        _sessions_are(slow_server, 0), within=10.0, what="the vanished session to close"
+    )
     assert "vanish" in SlowGuessEnv.closed  # its environment was closed, not just forgotten
 
 
@@ -121,7 +123,9 @@ async def test_client_vanishing_while_idle(slow_server: RunningServer) -> None:
         await ask(ws, {"type": "reset", "data": {"episode_id": "idle-vanish"}})
         assert (await health(slow_server))["sessions"] == 1
         ws.transport.abort()
-    await await_until(_sessions_are(slow_server, 0), timeout=10.0, what="the dropped session to close")
+    await await_until(
+        _sessions_are(slow_server, 0), within=10.0, what="the dropped session to close"
+    )
     assert "idle-vanish" in SlowGuessEnv.closed
 
 
@@ -146,7 +150,9 @@ async def test_200_concurrent_sessions_each_see_only_their_own_state(server: Run
 
     async def play(i: int) -> dict[str, Any]:
         async with connect(server.ws_url, open_timeout=30) as ws:
-            first = await ask(ws, {"type": "reset", "id": f"r{i}", "data": {"seed": i, "episode_id": f"ep-{i}"}})
+            first = await ask(
+                ws, {"type": "reset", "id": f"r{i}", "data": {"seed": i, "episode_id": f"ep-{i}"}}
+            )
             assert first["type"] == "observation", first
             await all_connected.wait()
             mine = [1 + i % 50, 51 + i % 50]  # two guesses that differ between neighbours
@@ -176,7 +182,7 @@ async def test_200_concurrent_sessions_each_see_only_their_own_state(server: Run
         assert state["episode_id"] == f"ep-{i}"
         assert state["guesses"] == result["guesses"]
         assert state["step_count"] == len(result["guesses"])
-    await await_until(_sessions_are(server, 0), timeout=15.0, what="every session to close")
+    await await_until(_sessions_are(server, 0), within=15.0, what="every session to close")
 
 
 # -- HTTP over the socket --------------------------------------------------------------------------
@@ -187,10 +193,15 @@ def test_http_reset_and_step(server: RunningServer) -> None:
         assert client.get("/health").json()["status"] == "healthy"
         reset = client.post("/reset", json={"seed": 4, "low": 1, "high": 10})
         assert reset.status_code == 200
-        assert reset.json()["observation"]["metadata"]["prompt"] == "Guess the integer between 1 and 10."
+        assert (
+            reset.json()["observation"]["metadata"]["prompt"]
+            == "Guess the integer between 1 and 10."
+        )
         secret = random.Random(4).randint(1, 10)
         action = {"type": "call_tool", "tool_name": "guess", "arguments": {"n": secret}}
-        step = client.post("/step", json={"action": action, "reset": {"seed": 4, "low": 1, "high": 10}})
+        step = client.post(
+            "/step", json={"action": action, "reset": {"seed": 4, "low": 1, "high": 10}}
+        )
         assert step.status_code == 200
         body = step.json()
         assert body["observation"]["result"]["verdict"] == "correct"
@@ -199,7 +210,7 @@ def test_http_reset_and_step(server: RunningServer) -> None:
         assert bad.status_code == 400 and bad.json()["error"]["code"] == "INVALID_JSON"
 
 
-# -- EnvClient ---------------------------------------------------------------------------------------
+# -- EnvClient -------------------------------------------------------------------------------------
 
 
 def _next_guess(low: int, high: int) -> int:

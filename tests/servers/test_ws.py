@@ -26,7 +26,10 @@ def secret_for(seed: int) -> int:
 
 
 def guess(n: int) -> dict[str, Any]:
-    return {"type": "step", "data": {"type": "call_tool", "tool_name": "guess", "arguments": {"n": n}}}
+    return {
+        "type": "step",
+        "data": {"type": "call_tool", "tool_name": "guess", "arguments": {"n": n}},
+    }
 
 
 def error(frame: dict[str, Any], code: str) -> dict[str, Any]:
@@ -80,7 +83,10 @@ def test_binary_frames_are_accepted(guess_client: TestClient) -> None:
 @pytest.mark.parametrize("request_id", ["req-1", 7, {"n": 1}])
 def test_id_is_echoed_on_every_reply(guess_client: TestClient, request_id: Any) -> None:
     with guess_client.websocket_connect("/ws") as ws:
-        assert request(ws, {"type": "step", "id": request_id, "data": {"type": "list_tools"}})["id"] == request_id
+        assert (
+            request(ws, {"type": "step", "id": request_id, "data": {"type": "list_tools"}})["id"]
+            == request_id
+        )
         assert request(ws, {"type": "reset", "id": request_id})["id"] == request_id
         assert request(ws, {"type": "state", "id": request_id})["id"] == request_id
         assert request(ws, {**guess(1), "id": request_id})["id"] == request_id
@@ -132,8 +138,8 @@ def test_plain_environment_step_timeout_then_no_overlap(make_client: ClientFacto
         try:
             timed_out = request(ws, {"type": "step", "data": {"op": "block"}, "timeout_s": 0.05})
             assert error(timed_out, "EXECUTION_ERROR")["timeout_s"] == 0.05
+            wait_until(env.entered_block.is_set, what="the timed-out step to be running")
             ws.send_text(json.dumps({"type": "step", "data": {"op": "inc"}}))
-            assert env.entered_block.is_set()
         finally:
             env.gate.set()
         reply = receive_frame(ws)["data"]
@@ -175,7 +181,12 @@ BAD_FRAMES: list[tuple[str, str, str, str | None]] = [
         "VALIDATION_ERROR",
         "verbose",
     ),
-    ("unknown action type", '{"type": "step", "data": {"type": "dance"}}', "VALIDATION_ERROR", None),
+    (
+        "unknown action type",
+        '{"type": "step", "data": {"type": "dance"}}',
+        "VALIDATION_ERROR",
+        None,
+    ),
     ("step without data", '{"type": "step"}', "VALIDATION_ERROR", None),
     ("reset data not an object", '{"type": "reset", "data": [1]}', "VALIDATION_ERROR", None),
     ("seed not an integer", '{"type": "reset", "data": {"seed": "1"}}', "VALIDATION_ERROR", "seed"),
@@ -210,7 +221,9 @@ def test_step_before_reset_is_a_session_error(guess_client: TestClient) -> None:
         error(request(ws, guess(1)), "SESSION_ERROR")
         error(request(ws, {"type": "step", "data": {"type": "list_tools"}}), "SESSION_ERROR")
         request(ws, {"type": "reset"})
-        assert request(ws, {"type": "step", "data": {"type": "list_tools"}})["type"] == "observation"
+        assert (
+            request(ws, {"type": "step", "data": {"type": "list_tools"}})["type"] == "observation"
+        )
 
 
 @pytest.fixture
@@ -280,7 +293,9 @@ def receive_after(ws: WebSocketTestSession, frame: dict[str, Any]) -> dict[str, 
     return receive(ws)
 
 
-def test_factory_raising_closes_cleanly_and_the_server_keeps_serving(make_client: ClientFactory) -> None:
+def test_factory_raising_closes_cleanly_and_the_server_keeps_serving(
+    make_client: ClientFactory,
+) -> None:
     broken = {"on": False}
 
     def factory() -> GuessEnv:
@@ -397,7 +412,9 @@ def test_a_stuck_environment_does_not_stall_reaping(make_client: ClientFactory) 
             with client.websocket_connect("/ws") as idle:  # goes idle after the stuck one
                 request(idle, {"type": "reset"})
                 assert receive_close(stuck, timeout=3.0) == 1001
-                assert receive_close(idle, timeout=3.0) == 1001, "reaping stalled behind a stuck env"
+                assert receive_close(idle, timeout=3.0) == 1001, (
+                    "reaping stalled behind a stuck env"
+                )
                 assert sessions(client) == 0
         finally:
             env.gate.set()
