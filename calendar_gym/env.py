@@ -95,7 +95,7 @@ class CalendarEnv(MCPEnvironment, EventTools, CalendarTools, AclTools, MiscTools
     state_type = CalendarState
     blocking = False  # every call is a few in-memory SQLite statements
 
-    _state: CalendarState
+    _state: CalendarState  # pyright: ignore[reportIncompatibleVariableOverride]
     _store: Store | None = None
     _shared_key: str | None = None
 
@@ -149,7 +149,7 @@ class CalendarEnv(MCPEnvironment, EventTools, CalendarTools, AclTools, MiscTools
         self._store, self._shared_key = store, shared_key
         self.user, self.scopes, self.error_mode = user, scopes, mode
         self.now = store.now
-        self._state = CalendarState(
+        self._state = CalendarState(  # pyright: ignore[reportIncompatibleVariableOverride]
             episode_id=self._state.episode_id,
             user=user,
             scopes=list(scopes),
@@ -178,7 +178,9 @@ class CalendarEnv(MCPEnvironment, EventTools, CalendarTools, AclTools, MiscTools
         patch = options.get("seed_patch")
         key = options.get("shared_world")
         if key is None and self.serving_mode == "production":
-            digest = hashlib.sha256(json.dumps(patch, sort_keys=True).encode()).hexdigest()[:16]
+            digest = hashlib.sha256(
+                json.dumps(patch, sort_keys=True, default=str).encode()
+            ).hexdigest()[:16]
             key = f"production/{version}/{seed}/{now}/{digest}"
 
         def create() -> Store:

@@ -133,11 +133,12 @@ def rows_in_window(
     for stored in store.all(sql, params):
         row = dict(stored)
         if row["recurrence"]:
-            occurrences = expand(store, row, cal_tz, window, show_deleted)
             if single_events:
-                out += occurrences
-            elif occurrences and (show_deleted or row["status"] != "cancelled"):
-                out.append(row)
+                out += expand(store, row, cal_tz, window, show_deleted)
+            elif show_deleted or row["status"] != "cancelled":
+                unbounded = window.lo is None and window.hi is None
+                if unbounded or expand(store, row, cal_tz, window, show_deleted):
+                    out.append(row)
             continue
         if row["recurring_event_id"] and single_events:
             continue  # already placed by its master's expansion
@@ -169,12 +170,16 @@ def event_not_found(store: Store, user: str, calendar_id: str, raw: str) -> ApiE
         )
         example = {"calendarId": readable[0]["id"], "eventId": raw}
     elif not _ID_RE.match(raw):
-        titles = store.all(
-            "SELECT id, summary FROM events WHERE calendar_id = ? AND recurring_event_id IS NULL "
-            "AND status != 'cancelled' AND lower(summary) LIKE ? AND visibility NOT IN "
-            "('private', 'confidential') ORDER BY id LIMIT 5",
-            (calendar_id, f"%{raw.lower()}%"),
-        )
+        owner = effective_role(store, user, calendar_id) == "owner"
+        hidden = "" if owner else "AND visibility NOT IN ('private', 'confidential') "
+        titles = []
+        if len(raw) >= 3:
+            titles = store.all(
+                "SELECT id, summary FROM events WHERE calendar_id = ? "
+                "AND recurring_event_id IS NULL AND status != 'cancelled' "
+                f"AND lower(summary) LIKE ? {hidden}ORDER BY id LIMIT 5",
+                (calendar_id, f"%{raw.lower()}%"),
+            )
         hint = "eventId takes an event id, not a title; use events_list(q=...) to find it."
         if titles:
             shown = "; ".join(f"{t['summary']!r} = {t['id']}" for t in titles)

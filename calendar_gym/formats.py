@@ -117,7 +117,7 @@ def _rfc3339(value: str, path: str, ctx: FormatContext) -> list[ApiError]:
                 hint="Check the month and day.",
             )
         ]
-    if kind == "date_only":
+    if kind == "date_only" and fixed:
         hint = f"Add a time and offset, e.g. {fixed[0]} for the start of that day in {tz}."
     elif kind == "no_offset" and fixed:
         hint = f"Add the offset for {tz} ({fixed[1]}): {fixed[0]}."
@@ -193,16 +193,17 @@ def _event_datetime(value: dict[str, Any], path: str, ctx: FormatContext) -> lis
         return problems
     field = f"{path}.dateTime"
     text = value["dateTime"]
-    hint_tz = tz if zone_ok else ctx.default_tz
+    hint_tz = str(tz) if zone_ok else ctx.default_tz
     try:
         parse_event_datetime(text, tz if zone_ok else None)
         return problems
     except TimeError as err:
         kind = err.kind
     fixed = _offset_hint(text, hint_tz)
+    loose = loose_parse(text)
     expected = "RFC 3339 date-time, e.g. 2026-03-05T10:00:00-05:00"
-    if kind == "no_offset" and tz is not None and not zone_ok:
-        return problems  # the zone error already explains it
+    if tz is not None and not zone_ok and loose is not None and loose.offset is None:
+        return problems  # the time zone's own error explains it
     if kind == "gap":
         problems.append(
             ApiError(
@@ -234,14 +235,20 @@ def _event_datetime(value: dict[str, Any], path: str, ctx: FormatContext) -> lis
             f"e.g. {fixed[0] if fixed else text + 'T09:00:00-05:00'}."
         )
         example = nest(path, {"date": text})
+    elif zone_ok and loose is not None:  # a local time with a zone, only spelled wrongly
+        corrected = loose.rfc3339()
+        message = f"{field} must be written YYYY-MM-DDTHH:MM:SS; got {text!r}."
+        hint = f"Write it as {corrected} (with {path}.timeZone {tz})."
+        example = nest(path, {"dateTime": corrected, "timeZone": tz})
+    elif loose is not None and loose.offset is not None:  # an offset, but spelled wrongly
+        corrected = loose.rfc3339()
+        message = f"{field} must be RFC 3339; got {text!r}."
+        hint = f"Write it as {corrected}."
+        example = nest(path, {"dateTime": corrected})
     else:
         message = f"{field} must be RFC 3339 with an offset, or be paired with {path}.timeZone."
-        if fixed:
-            hint = (
-                f"Add the offset for {hint_tz} ({fixed[1]}) or set {path}.timeZone."
-                if kind == "no_offset" or loose_parse(text) is not None
-                else f"Write it as {fixed[0]}."
-            )
+        if fixed and loose is not None:
+            hint = f"Add the offset for {hint_tz} ({fixed[1]}) or set {path}.timeZone."
             example = nest(path, {"dateTime": fixed[0]})
         else:
             hint = "Write it like 2026-03-05T10:00:00-05:00."

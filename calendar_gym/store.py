@@ -91,7 +91,7 @@ class Store:
             [("seed", str(seed)), ("counter", "0"), ("now", now)],
         )
         if seed_patch:
-            load(conn, seed_patch, stamp=now)
+            load(conn, seed_patch, stamp=parse_rfc3339(now).strftime("%Y-%m-%dT%H:%M:%S.000Z"))
         conn.execute("COMMIT")
         return cls(conn)
 

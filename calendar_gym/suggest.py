@@ -22,7 +22,7 @@ from collections.abc import Iterable
 __all__ = ["FIELD_HINTS", "suggest_field", "suggest_tools"]
 
 _FIELD_SYNONYMS: dict[str, tuple[str, ...]] = {
-    "title": ("summary",),
+    "title": ("summary", "q"),
     "name": ("summary", "query"),
     "subject": ("summary",),
     "notes": ("description",),

@@ -18,54 +18,33 @@ from calendar_gym.event_query import Window, find_event, rows_in_window
 from calendar_gym.event_write import delete_event, insert_event, move_event, write_event
 from calendar_gym.eventdata import PRIVATE_VISIBILITIES, event_bounds, render_event
 from calendar_gym.models import (
-    Attendee,
+    Attendees,
     CalendarId,
-    EventDateTime,
+    Description,
+    End,
+    EventColor,
+    EventId,
     ExtendedProperties,
+    Location,
     MaxResults,
+    NewId,
+    OptEnd,
+    OptStart,
     PageToken,
+    Recurrence,
     Reminders,
     SendUpdates,
+    Start,
+    Status,
+    Summary,
     TimeBound,
     TimeZoneName,
+    Transparency,
+    Visibility,
 )
 from mcpgym import tool
 
 __all__ = ["EventTools"]
-
-EventId = Annotated[str, Field(description="An event id from events_list (or an instance id).")]
-Summary = Annotated[str | None, Field(description="The event's title.")]
-Description = Annotated[str | None, Field(description="Notes; may contain HTML.")]
-Location = Annotated[str | None, Field(description="Free-form location.")]
-Attendees = Annotated[
-    list[Attendee] | None,
-    Field(description='Guests, e.g. [{"email": "bob@acme.test"}]. Replaces the whole list.'),
-]
-Recurrence = Annotated[
-    list[str] | None,
-    Field(
-        description="RFC 5545 lines, e.g. ['RRULE:FREQ=WEEKLY;BYDAY=MO;COUNT=10'].",
-        json_schema_extra={"x-format": "recurrence"},
-    ),
-]
-Visibility = Literal["default", "public", "private", "confidential"] | None
-Transparency = Annotated[
-    Literal["opaque", "transparent"] | None,
-    Field(description="opaque = busy (default); transparent = shows as free."),
-]
-EventColor = Literal["1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11"] | None
-Status = Literal["confirmed", "tentative", "cancelled"] | None
-Start = Annotated[EventDateTime, Field(description="When it starts.")]
-End = Annotated[EventDateTime, Field(description="When it ends (exclusive).")]
-OptStart = Annotated[EventDateTime | None, Field(description="New start.")]
-OptEnd = Annotated[EventDateTime | None, Field(description="New end (exclusive).")]
-NewId = Annotated[
-    str | None,
-    Field(
-        description="Optional custom id (a-v, 0-9; 5-1024 chars).",
-        json_schema_extra={"x-format": "event-id"},
-    ),
-]
 
 
 def _body(**fields: Any) -> dict[str, Any]:

@@ -323,6 +323,10 @@ def _wrap_string(node: dict[str, Any], value: str) -> dict[str, Any] | None:
     if node.get("x-format") == "event-datetime":
         key = "date" if len(value.strip()) == 10 else "dateTime"
         return {key: value}
+    if node.get("x-format") == "acl-scope":
+        if value == "default":
+            return {"type": "default"}
+        return {"type": "user" if "@" in value else "domain", "value": value}
     required = node.get("required", [])
     if len(required) == 1:
         return {required[0]: value}

@@ -168,10 +168,16 @@ async def _play(
     while True:
         tally.turns += 1
         t0 = time.monotonic()
+        # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow the episode deadline's
+        # cancellation when the turn finishes at the same moment, and the episode runs on.
+        turn = asyncio.timeout(limits.turn_timeout)
         try:
-            action = await asyncio.wait_for(episode.act(result), limits.turn_timeout)
+            async with turn:
+                action = await episode.act(result)
         except TimeoutError:
-            raise _TurnTimeout from None
+            if turn.expired():
+                raise _TurnTimeout from None
+            raise
         finally:
             tally.timing.agent_s.append(time.monotonic() - t0)
         if action is None:
@@ -190,7 +196,8 @@ async def _play(
 async def _close(episode: AgentEpisode | None, session: EnvSession | None) -> None:
     try:
         if episode is not None:
-            await asyncio.wait_for(episode.aclose(), 10.0)
+            async with asyncio.timeout(10.0):
+                await episode.aclose()
     except Exception:  # a failing cleanup must not hide the episode's outcome
         pass
     finally:

@@ -67,10 +67,13 @@ class EnvTarget(Protocol):
 
 class InProcess:
     """Episodes on fresh instances from `factory` (an `Environment` class or a zero-argument
-    callable), driven through `areset` / `astep` on this event loop."""
+    callable), driven through `areset` / `astep` on this event loop. `name` labels reports."""
 
-    def __init__(self, factory: EnvFactory | type[Environment[Any, Any, Any]]) -> None:
+    def __init__(
+        self, factory: EnvFactory | type[Environment[Any, Any, Any]], *, name: str | None = None
+    ) -> None:
         self.factory = factory
+        self.name = name
 
     async def open(self) -> EnvSession:
         env = self.factory()
@@ -81,6 +84,8 @@ class InProcess:
         return _LocalSession(env)
 
     def describe(self) -> str:
+        if self.name:
+            return self.name
         f = self.factory
         return f"{getattr(f, '__module__', '?')}:{getattr(f, '__qualname__', repr(f))}"
 

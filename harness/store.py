@@ -14,7 +14,9 @@ Example:
     >>> store.load()
     {}
     >>> store.append(EpisodeRecord(spec_id="a", group="a", agent="x", done_reason="done"))
-    >>> _ = path.open("a").write('{"spec_id": "b", "gro')  # a kill mid-write
+    >>> store.close()
+    >>> with path.open("a") as fh:
+    ...     _ = fh.write('{"spec_id": "b", "gro')  # a kill mid-write
     >>> sorted(EpisodeStore(path).load())
     ['a']
 """

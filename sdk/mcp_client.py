@@ -76,6 +76,7 @@ class MCPToolClient:
         self._mcp: Client | None = None
         self._env: EnvClient[Any, Any, Any] | None = None
         self._output_schemas: dict[str, dict[str, Any] | None] = {}
+        self._refused: tuple[int, str] | None = None
 
     @property
     def transport(self) -> Literal["mcp", "websocket"]:
@@ -90,7 +91,11 @@ class MCPToolClient:
         try:
             if self.mode == "production":
                 http = await stack.enter_async_context(
-                    httpx2.AsyncClient(headers=self._headers, timeout=self.timeout)
+                    httpx2.AsyncClient(
+                        headers=self._headers,
+                        timeout=self.timeout,
+                        event_hooks={"response": [self._note_refusal]},
+                    )
                 )
                 transport = streamable_http_client(f"{self.base_url}/mcp", http_client=http)
                 client = Client(transport, mode=self.protocol, read_timeout_seconds=self.timeout)
@@ -104,6 +109,12 @@ class MCPToolClient:
         except BaseException:
             await stack.aclose()
             self._mcp = self._env = None
+            if self._refused is not None:  # say why, instead of the mcp client's -32603
+                status, url = self._refused
+                code = {401: "UNAUTHORIZED", 403: "FORBIDDEN"}.get(status, f"HTTP_{status}")
+                raise RemoteError(
+                    code, f"{url} refused the MCP connection: HTTP {status}"
+                ) from None
             raise
         self._stack = stack
         return self
@@ -144,6 +155,10 @@ class MCPToolClient:
                 return CallToolObservation(tool_name=name, error=info)
             raise RemoteError(str(err.code), err.message, data=err.data) from err
         return _observation(name, result, self._output_schemas.get(name))
+
+    async def _note_refusal(self, response: httpx2.Response) -> None:
+        if response.status_code in (401, 403, 421):
+            self._refused = (response.status_code, str(response.url))
 
     def _session(self) -> Client:
         if self._mcp is None:

@@ -17,7 +17,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from mcpgym.servers.mcp_server import CURRENT_ENV
 from mcpgym.servers.principals import ProductionEnvs
@@ -129,6 +129,28 @@ def _without_ows(scope: Scope) -> Scope:
 _OWS = (b" ", b"\t")
 
 
+async def _refuse_batches(scope: Scope, receive: Receive, send: Send) -> Receive | None:
+    """Answer a JSON array body (a JSON-RPC batch, which MCP removed) with 400 and -32600 in
+    both eras, as JSON-RPC 2.0 asks for an invalid request. Returns the `receive` to go on with
+    (the first body chunk replayed), or `None` when the request was answered."""
+    first = await receive()
+    if first["type"] == "http.request" and first.get("body", b"").lstrip()[:1] == b"[":
+        error = {"code": -32600, "message": "Invalid Request: batches are not supported"}
+        body = {"jsonrpc": "2.0", "id": None, "error": error}
+        await JSONResponse(body, status_code=400)(scope, receive, send)
+        return None
+    replayed = False
+
+    async def replay() -> Message:
+        nonlocal replayed
+        if replayed:
+            return await receive()
+        replayed = True
+        return first
+
+    return replay
+
+
 def _unauthorized() -> JSONResponse:
     return JSONResponse(
         {"error": {"code": "UNAUTHORIZED", "message": "missing or invalid bearer token"}},
@@ -163,6 +185,11 @@ class McpEndpoint:
         if token is None:
             await _unauthorized()(scope, receive, send)
             return
+        if scope["method"] == "POST":
+            replay = await _refuse_batches(scope, receive, send)
+            if replay is None:
+                return
+            receive = replay
         reset = None
         if self.production is not None:
             env = await self.production.for_token(token)

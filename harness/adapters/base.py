@@ -28,7 +28,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any, ClassVar, Literal
 
@@ -259,7 +259,7 @@ class AgenticHarnessAdapter(abc.ABC):
     async def _start(self, mcp: McpServer, model: ModelEndpoint | None) -> None: ...
 
     @abc.abstractmethod
-    def _turn(self, message: str) -> AsyncIterator[Any]:
+    def _turn(self, message: str) -> AsyncGenerator[Any, None]:
         """Yield the turn's events; the last one must be a `TurnComplete`."""
 
     @abc.abstractmethod
@@ -331,15 +331,17 @@ class AgenticHarnessAdapter(abc.ABC):
                 await pump
 
     async def _pump(self, message: str, side: asyncio.Queue[Any]) -> None:
-        completed = False
+        # The `TurnComplete` is held back until the subclass's generator is exhausted, so a
+        # per-turn process has exited (and saved its session) before the caller sees the end.
+        final: TurnComplete | None = None
         try:
-            async for event in self._turn(message):
-                side.put_nowait(event)
-                if isinstance(event, TurnComplete):
-                    completed = True
-                    return
-            if not completed:
-                side.put_nowait(self._no_completion())
+            async with contextlib.aclosing(self._turn(message)) as events:
+                async for event in events:
+                    if not isinstance(event, TurnComplete):
+                        side.put_nowait(event)
+                    elif final is None:
+                        final = event
+            side.put_nowait(final if final is not None else self._no_completion())
         except HarnessError as err:
             side.put_nowait(err)
         except Exception as exc:

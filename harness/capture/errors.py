@@ -36,11 +36,11 @@ def error_body(dialect: Dialect | None, status: int, message: str) -> dict[str, 
     anthropic_type, code = _TYPES.get(status, ("api_error", "server_error"))
     if dialect == "anthropic":
         return {"type": "error", "error": {"type": anthropic_type, "message": message}}
-    openai_type = "invalid_request_error" if status < 500 else "server_error"
-    error = {"message": message, "type": openai_type, "param": None, "code": code}
-    if dialect is None:
+    if dialect is None:  # readable by both families of clients
+        error = {"type": anthropic_type, "message": message, "param": None, "code": code}
         return {"type": "error", "error": error}
-    return {"error": error}
+    openai_type = "invalid_request_error" if status < 500 else "server_error"
+    return {"error": {"message": message, "type": openai_type, "param": None, "code": code}}
 
 
 def error_response(dialect: Dialect | None, status: int, message: str) -> JSONResponse:

@@ -169,13 +169,20 @@ class ScriptedModel:
             model=request.model or "scripted",
             text=answer.text,
             calls=calls,
-            input_tokens=max(1, len(json.dumps(request.body)) // 4),
+            input_tokens=_estimate_input_tokens(request.body),
             output_tokens=max(1, out_chars // 4),
         )
 
     def _fail(self, request: ModelRequest, message: str) -> NoReturn:
         self.errors.append(message)
         raise BackendError(400, error_body(request.dialect, 400, f"scripted model: {message}"))
+
+
+def _estimate_input_tokens(body: dict[str, Any]) -> int:
+    """~4 characters a token, over what the model reads (so a streamed and a non-streamed copy
+    of one request count the same)."""
+    seen = {k: v for k, v in body.items() if k not in ("stream", "stream_options")}
+    return max(1, len(json.dumps(seen)) // 4)
 
 
 def _turn_id(request: ModelRequest, n: int) -> str:

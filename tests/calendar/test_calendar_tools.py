@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from cal_helpers import Caller
-
 from calendar_gym import CALENDAR_IDS, EVENT_IDS
+from helpers.cal import Caller
 
 WHEN = {
     "start": {"dateTime": "2026-03-05T10:00:00-05:00"},

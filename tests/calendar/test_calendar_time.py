@@ -6,9 +6,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from cal_helpers import Caller
 
 from calendar_gym import EVENT_IDS
+from helpers.cal import Caller
 
 ONE_ON_ONE = EVENT_IDS["one_on_one"]
 

@@ -11,7 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from cal_helpers import Caller
+
+from helpers.cal import Caller
 
 ROLES = ["none", "freeBusyReader", "reader", "writer", "owner"]
 RANK = {r: i for i, r in enumerate(ROLES)}
@@ -231,3 +232,59 @@ class TestScopes:
 
         with pytest.raises(InvalidRequest, match="unknown scope"):
             CalendarEnv().reset(scopes=["calendar.everything"])
+
+
+# Which short scopes Google Calendar accepts per tool, restated from the API reference.
+_READ_EVENTS = frozenset(
+    {"calendar", "calendar.readonly", "calendar.events", "calendar.events.readonly"}
+)
+_LIST_READ = frozenset(
+    {"calendar", "calendar.readonly", "calendar.calendarlist", "calendar.calendarlist.readonly"}
+)
+_CAL_READ = frozenset(
+    {"calendar", "calendar.readonly", "calendar.calendars", "calendar.calendars.readonly"}
+)
+SCOPE_TABLE: dict[str, frozenset[str]] = {
+    **dict.fromkeys(["events_list", "events_get", "events_instances"], _READ_EVENTS),
+    **dict.fromkeys(
+        ["events_insert", "events_patch", "events_update", "events_delete", "events_move"],
+        frozenset({"calendar", "calendar.events"}),
+    ),
+    **dict.fromkeys(["calendarList_list", "calendarList_get"], _LIST_READ),
+    **dict.fromkeys(
+        ["calendarList_insert", "calendarList_patch", "calendarList_delete"],
+        frozenset({"calendar", "calendar.calendarlist"}),
+    ),
+    "calendars_get": _CAL_READ,
+    **dict.fromkeys(
+        ["calendars_insert", "calendars_patch", "calendars_delete", "calendars_clear"],
+        frozenset({"calendar", "calendar.calendars"}),
+    ),
+    **dict.fromkeys(
+        ["acl_list", "acl_get"], frozenset({"calendar", "calendar.acls", "calendar.acls.readonly"})
+    ),
+    **dict.fromkeys(
+        ["acl_insert", "acl_patch", "acl_delete"], frozenset({"calendar", "calendar.acls"})
+    ),
+    "freebusy_query": _READ_EVENTS | frozenset({"calendar.freebusy"}),
+    **dict.fromkeys(
+        ["settings_list", "settings_get"],
+        frozenset({"calendar", "calendar.readonly", "calendar.settings.readonly"}),
+    ),
+}
+ALL_SCOPES = sorted(set().union(*SCOPE_TABLE.values()))
+
+
+@pytest.mark.parametrize("scope", ALL_SCOPES)
+def test_scope_matrix(session: Any, scope: str) -> None:
+    """Every tool under every single-scope token: allowed, or INSUFFICIENT_SCOPE before anything."""
+    _, call = session(scopes=[scope])
+    for tool, accepted in SCOPE_TABLE.items():
+        obs = call(tool)  # no arguments: the scope check must come before validation
+        code = obs.error.model_dump()["error"]["code"] if obs.error is not None else None
+        if scope in accepted:
+            assert code != "INSUFFICIENT_SCOPE", (tool, scope)
+        else:
+            assert code == "INSUFFICIENT_SCOPE", (tool, scope, code)
+    assert call("colors_get").error is None
+    assert call("directory_search", query="alex").error is None

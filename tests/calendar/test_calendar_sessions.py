@@ -7,9 +7,9 @@ import json
 from typing import Any
 
 import pytest
-from cal_helpers import Caller
 
 from calendar_gym import CALENDAR_IDS, CalendarEnv, state_hash
+from helpers.cal import Caller
 from mcpgym import CallToolAction, CallToolObservation, ListToolsAction, check_env
 
 WHEN = {

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from cal_helpers import Caller
 
 from calendar_gym import CALENDAR_IDS, CODES, EVENT_IDS, CalendarEnv
+from helpers.cal import Caller
 from mcpgym.errors import InvalidRequest
 
 WHEN = {
@@ -346,3 +346,35 @@ class TestResetOptions:
         obs = call("finish", status="done", summary="all done")
         assert obs.done and call.env.state.finish_status == "done"
         assert call.fail("calendarList_list")["code"] == "FORBIDDEN_OPERATION"
+
+
+class TestCorrections:
+    """The hints carry the corrected value for the most common slips."""
+
+    def test_local_time_without_seconds_but_with_zone(self, call: Caller) -> None:
+        error = call.fail(
+            "events_insert",
+            calendarId="primary",
+            start={"dateTime": "2026-03-05T10:00", "timeZone": "Europe/Berlin"},
+            end={"dateTime": "2026-03-05T11:00:00", "timeZone": "Europe/Berlin"},
+        )
+        check(error, "INVALID_FORMAT", "start.dateTime")
+        assert error["example"] == {
+            "start": {"dateTime": "2026-03-05T10:00:00", "timeZone": "Europe/Berlin"}
+        }
+
+    def test_scope_given_as_an_email(self, call: Caller) -> None:
+        error = call.fail("acl_insert", calendarId="primary", role="reader", scope="bob@acme.test")
+        check(error, "TYPE_MISMATCH", "scope")
+        assert error["example"] == {"scope": {"type": "user", "value": "bob@acme.test"}}
+
+    def test_title_given_as_event_id(self, call: Caller) -> None:
+        error = call.fail("events_get", calendarId="primary", eventId="Doctor appointment")
+        check(error, "NOT_FOUND", "eventId")
+        assert error["example"] == {"eventId": EVENT_IDS["doctor"]}  # the owner may see it
+
+    def test_role_synonym(self, call: Caller) -> None:
+        error = call.fail(
+            "acl_insert", calendarId="primary", role="editor", scope={"type": "default"}
+        )
+        assert error["suggestion"] == "writer"

@@ -1,0 +1,1 @@
+"""mcpgym.harness.adapters: drive real agent harnesses against an environment's tools."""
