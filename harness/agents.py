@@ -26,7 +26,7 @@ import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
-from typing import Any
+from typing import Any, cast
 
 from mcpgym.harness.episodes import AgentAction, EpisodeSpec
 from mcpgym.types import Observation, StepResult, ToolInfo
@@ -92,8 +92,9 @@ def load_agent(name: str, options: AgentOptions | None = None) -> Any:
         return factory
     if not callable(factory):
         raise ValueError(f"{name!r} is neither an agent nor an agent factory")
+    make = cast(Callable[..., Any], factory)
     try:
-        agent = factory(options) if _takes_options(factory) else factory()
+        agent = make(options) if _takes_options(make) else make()
     except TypeError as exc:
         raise ValueError(f"cannot make agent {name!r}: {exc}") from exc
     if not (hasattr(agent, "start") and hasattr(agent, "name")):
@@ -203,5 +204,9 @@ def _llm(options: AgentOptions) -> Any:
     return LLMAgent(options.model_url, options.model, api_key=options.api_key)
 
 
-register_agent("random", lambda options: RandomAgent(seed=options.seed))
+def _random(options: AgentOptions) -> RandomAgent:
+    return RandomAgent(seed=options.seed)
+
+
+register_agent("random", _random)
 register_agent("llm", _llm)

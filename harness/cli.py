@@ -17,7 +17,7 @@ import asyncio
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 __all__ = ["register", "run"]
 
@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
         agent = load_agent(args.agent, options)
         if args.tasks:
             found = load_target(args.tasks)
-            specs = list(found() if callable(found) else found)
+            specs: list[Any] = list(cast(Any, found)() if callable(found) else found)
         else:
             specs = seeded_specs(args.episodes or 10, args.seed, max_steps=args.max_steps)
         if args.repeat > 1:

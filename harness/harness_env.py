@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
@@ -34,15 +35,11 @@ from pydantic import BaseModel, Field
 
 from mcpgym.env import Environment
 from mcpgym.errors import SessionError
-from mcpgym.harness.adapters.base import (
-    AgenticHarnessAdapter,
-    HarnessError,
-    LlmRequestEvent,
-    LlmResponseEvent,
-    ModelEndpoint,
-    TurnComplete,
-)
-from mcpgym.harness.adapters.env_server import EpisodeToolServer, ToolCallRecord
+from mcpgym.harness.adapters.base import AgenticHarnessAdapter, HarnessError, ModelEndpoint
+from mcpgym.harness.adapters.env_server import EnvToolCall, EpisodeToolServer
+from mcpgym.harness.adapters.events import TurnComplete, llm_event
+from mcpgym.harness.trajectory import ToolCallRecord as TrajectoryToolCall
+from mcpgym.harness.trajectory import Trajectory, Turn, build_trajectory
 from mcpgym.rubrics import Rubric, RubricTrace
 from mcpgym.types import Action, Observation, State
 
@@ -72,7 +69,7 @@ class HarnessObservation(Observation):
 
     response: str = ""
     events: list[dict[str, Any]] = Field(default_factory=list)
-    tool_calls: list[ToolCallRecord] = Field(default_factory=list)
+    tool_calls: list[EnvToolCall] = Field(default_factory=list)
     termination: Termination | None = None
     error: str | None = None
 
@@ -130,6 +127,7 @@ class HarnessEnvironment(Environment[HarnessAction, HarnessObservation, HarnessS
             self.rubric = rubric
         self.on_event = on_event
         self.capture_key: str | None = None
+        self.turns: list[Turn] = []
         self._state = HarnessState(harness=self.adapter.name)
         self._trace = RubricTrace()
 
@@ -149,7 +147,7 @@ class HarnessEnvironment(Environment[HarnessAction, HarnessObservation, HarnessS
         self._drop_capture_key()
         options = {k: v for k, v in (("seed", seed), ("episode_id", episode_id)) if v is not None}
         self._state = HarnessState(episode_id=episode_id, harness=self.adapter.name)
-        self._trace = RubricTrace()
+        self._trace, self.turns = RubricTrace(), []
         try:
             await self.tools.start(options | kwargs)
             await self.adapter.start(self.tools.mcp_server(self.transport), self._endpoint())
@@ -158,13 +156,11 @@ class HarnessEnvironment(Environment[HarnessAction, HarnessObservation, HarnessS
             raise
         caps = self.adapter.capabilities
         names = [caps.tool_name(self.tools.name, s.name) for s in self.tools.env.visible_tools()]
+        env_state = self.tools.env_state()
+        self._state.episode_id = episode_id or env_state.get("episode_id")
         self._state.running, self._state.mcp_url = True, self.tools.url
         return HarnessObservation(
-            metadata={
-                "harness": self.adapter.name,
-                "tools": names,
-                "env_state": self.tools.env_state(),
-            }
+            metadata={"harness": self.adapter.name, "tools": names, "env_state": env_state}
         )
 
     def _endpoint(self) -> ModelEndpoint | None:
@@ -173,7 +169,7 @@ class HarnessEnvironment(Environment[HarnessAction, HarnessObservation, HarnessS
         loop = asyncio.get_running_loop()
 
         def listener(phase: str, call: Any) -> None:  # runs on the proxy's thread or loop
-            loop.call_soon_threadsafe(self._publish, _llm_event(phase, call))
+            loop.call_soon_threadsafe(self._publish, llm_event(phase, call))
 
         self.capture_key = self.capture.new_episode_key(
             label=self._state.episode_id or "", listener=listener
@@ -196,7 +192,8 @@ class HarnessEnvironment(Environment[HarnessAction, HarnessObservation, HarnessS
             ended = self._state.termination or "done"
             raise SessionError(f"No running episode ({ended}): call reset() first.")
         deadline = turn_timeout_s or timeout_s or self.turn_timeout_s
-        first = len(self.tools.calls)
+        first, started = len(self.tools.calls), time.time()
+        self.tools.turn = len(self.turns)
         obs = HarnessObservation()
         harness_done = False
         try:
@@ -213,15 +210,35 @@ class HarnessEnvironment(Environment[HarnessAction, HarnessObservation, HarnessS
         except BaseException:  # cancelled from outside: leave nothing running
             await asyncio.shield(self._teardown())
             raise
+        self.turns.append(
+            Turn(
+                index=len(self.turns),
+                message=action.message,
+                events=obs.events,
+                response=obs.response,
+                started_at=started,
+                duration_s=time.time() - started,
+            )
+        )
         obs.tool_calls = self.tools.calls[first:]
         obs.done = (
             obs.termination is not None or harness_done or any(c.done for c in obs.tool_calls)
         )
         obs.reward = await self._score(action, obs)
         st = self._state
-        st.turns, st.tool_calls, st.step_count = st.turns + 1, len(self.tools.calls), st.turns + 1
+        st.turns, st.tool_calls, st.step_count = (
+            len(self.turns),
+            len(self.tools.calls),
+            st.turns + 1,
+        )
         st.termination, st.env_state = obs.termination, self.tools.env_state()
-        obs.metadata = {"env_state": st.env_state, "harness_done": harness_done}
+        obs.metadata = {  # the environment's own step metadata (grades, verdicts) comes first
+            **{k: v for c in obs.tool_calls for k, v in c.metadata.items()},
+            **obs.metadata,
+            "env_state": st.env_state,
+            "harness_done": harness_done,
+            "termination": obs.termination,
+        }
         if obs.done:
             await self._teardown()
         return obs
@@ -245,6 +262,23 @@ class HarnessEnvironment(Environment[HarnessAction, HarnessObservation, HarnessS
         rewards = [c.reward for c in obs.tool_calls if c.reward is not None]
         return sum(rewards) if rewards else None
 
+    def trajectory(self, **metadata: Any) -> Trajectory:
+        """The episode so far as a `Trajectory` (turns, the environment's tool calls, and the
+        labelled model calls when a capture proxy is in use)."""
+        return build_trajectory(
+            str(self._state.episode_id or ""),
+            harness=self.adapter.name,
+            turns=self.turns,
+            tool_calls=[
+                TrajectoryToolCall(
+                    turn=c.turn, name=c.tool, arguments=c.arguments, result=c.result, error=c.error
+                )
+                for c in self.tools.calls
+            ],
+            calls=self.llm_calls(),
+            metadata={"state": self.state.model_dump(mode="json"), **metadata},
+        )
+
     def llm_calls(self) -> list[Any]:
         """The model calls of the current (or just ended) episode, from the capture proxy."""
         if self.capture is None or self.capture_key is None:
@@ -267,18 +301,3 @@ class HarnessEnvironment(Environment[HarnessAction, HarnessObservation, HarnessS
     async def close(self) -> None:
         await self._teardown()
         self._drop_capture_key()
-
-
-def _llm_event(phase: str, call: Any) -> BaseModel:
-    if phase == "request":
-        return LlmRequestEvent(
-            index=call.index, dialect=call.dialect, model=call.model, stream=call.stream
-        )
-    usage = call.usage.model_dump() if call.usage is not None else None
-    return LlmResponseEvent(
-        index=call.index,
-        status=call.status,
-        usage=usage,
-        duration_s=call.duration_s,
-        error=call.error,
-    )

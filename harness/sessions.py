@@ -76,7 +76,7 @@ class InProcess:
         self.name = name
 
     async def open(self) -> EnvSession:
-        env = self.factory()
+        env: Any = self.factory()
         if not isinstance(env, Environment):
             raise TypeError(
                 f"environment factory returned {type(env).__name__}, not an Environment"

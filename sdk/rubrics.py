@@ -126,6 +126,8 @@ class Rubric:
         1.0
     """
 
+    name: str | None = None
+
     def __init__(self, *, name: str | None = None) -> None:
         self.name = name
 

@@ -73,16 +73,20 @@ def tool_result(spec: Any, dumped: Any) -> types.CallToolResult:
     )
 
 
-def error_result(err: ToolError) -> types.CallToolResult:
-    """A failed call the model can correct itself from: the error as JSON text and structured."""
+def error_result(err: ToolError, spec: Any = None) -> types.CallToolResult:
+    """A failed call the model can correct itself from: `{"error_type", "message", ...}` as JSON
+    text, and as `structuredContent` unless the tool declares an output schema.
+
+    Clients such as the MCP Inspector validate `structuredContent` against the output schema
+    even on `isError` results, so an error payload there would bury the error under a schema
+    complaint; the JSON text carries the same payload.
+    """
     payload = err.to_info()
+    text = json.dumps(payload, ensure_ascii=False, default=str)
+    has_schema = spec is not None and spec.output_schema is not None
     return types.CallToolResult(
-        content=[
-            types.TextContent(
-                type="text", text=json.dumps(payload, ensure_ascii=False, default=str)
-            )
-        ],
-        structured_content=payload,
+        content=[types.TextContent(type="text", text=text)],
+        structured_content=None if has_schema else payload,
         is_error=True,
     )
 
@@ -149,11 +153,11 @@ def build_mcp_server(
         except CapabilityMissing as err:
             if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
                 raise err.as_mcp_error() from None
-            return error_result(err)
+            return error_result(err, spec)
         except ToolError as err:
-            return error_result(err)
+            return error_result(err, spec)
         except Exception as exc:  # never leak a traceback into the protocol
-            return error_result(ToolError(f"{type(exc).__name__}: {exc}", tool=params.name))
+            return error_result(ToolError(f"{type(exc).__name__}: {exc}", tool=params.name), spec)
         return tool_result(spec, dumped)
 
     async def on_set_logging_level(

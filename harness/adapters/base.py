@@ -30,11 +30,22 @@ import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict
 
 from mcpgym.errors import ExecutionError, SessionError
+from mcpgym.harness.adapters.events import (
+    ErrorEvent,
+    HarnessEvent,
+    LlmRequestEvent,
+    LlmResponseEvent,
+    TextEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    TurnComplete,
+    event_adapter,
+)
 
 __all__ = [
     "AgenticHarnessAdapter",
@@ -147,91 +158,6 @@ class HarnessCapabilities(BaseModel):
     def tool_name(self, server: str, tool: str) -> str:
         """The name the harness's model sees for `tool` of MCP server `server`."""
         return self.tool_naming.format(server=server, tool=tool)
-
-
-# -- events ------------------------------------------------------------------------------------
-
-
-class _Event(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class ToolCallEvent(_Event):
-    """The harness called a tool (`name` as the harness spells it)."""
-
-    type: Literal["tool_call"] = "tool_call"
-    id: str = ""
-    name: str
-    arguments: dict[str, Any] = Field(default_factory=dict)
-
-
-class ToolResultEvent(_Event):
-    """A tool result came back to the harness."""
-
-    type: Literal["tool_result"] = "tool_result"
-    id: str = ""
-    name: str = ""
-    content: Any = None
-    is_error: bool = False
-
-
-class TextEvent(_Event):
-    """Text the model produced (a message to the user)."""
-
-    type: Literal["text"] = "text"
-    text: str
-
-
-class LlmRequestEvent(_Event):
-    """The harness called its model (seen by the capture proxy)."""
-
-    type: Literal["llm_request"] = "llm_request"
-    index: int
-    dialect: str
-    model: str = ""
-    stream: bool = False
-
-
-class LlmResponseEvent(_Event):
-    """A model call finished (`status`, token `usage`, `error` body when it failed)."""
-
-    type: Literal["llm_response"] = "llm_response"
-    index: int
-    status: int = 0
-    usage: dict[str, int] | None = None
-    duration_s: float | None = None
-    error: dict[str, Any] | None = None
-
-
-class ErrorEvent(_Event):
-    """Something went wrong inside the harness that did not end the turn (an API retry, …)."""
-
-    type: Literal["error"] = "error"
-    message: str
-
-
-class TurnComplete(_Event):
-    """The turn ended: `response` is the final answer; `done` when the harness ended the task."""
-
-    type: Literal["turn_complete"] = "turn_complete"
-    response: str = ""
-    done: bool | None = None
-    session_id: str | None = None
-
-
-HarnessEvent = Annotated[
-    ToolCallEvent
-    | ToolResultEvent
-    | TextEvent
-    | LlmRequestEvent
-    | LlmResponseEvent
-    | ErrorEvent
-    | TurnComplete,
-    Field(discriminator="type"),
-]
-"""One event of a turn (a discriminated union on `type`)."""
-
-event_adapter: TypeAdapter[HarnessEvent] = TypeAdapter(HarnessEvent)
 
 
 # -- the adapter -------------------------------------------------------------------------------

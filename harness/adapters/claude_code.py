@@ -10,7 +10,8 @@ Each user message is one stdin line `{"type": "user", "message": {"role": "user"
 ...}}`; the turn ends with the `{"type": "result", ...}` line. Facts this relies on (2.1.x):
 
 - `ENABLE_TOOL_SEARCH=false`, or MCP tools hide behind a tool-search tool and the model never
-  sees them in its tool list;
+  sees them in its tool list; `MCP_CONNECTION_NONBLOCKING=0`, or the first model request may
+  go out before the MCP server is connected;
 - as root, `bypassPermissions` is refused unless `IS_SANDBOX=1`;
 - `--tools ""` removes the built-in tools (Bash, Edit, …): the model sees only the
   environment's tools, named `mcp__<server>__<tool>` (`builtin_tools=` re-enables some);
@@ -118,6 +119,7 @@ class ClaudeCodeAdapter(PersistentCommandAdapter):
             argv += ["--append-system-prompt", self.system_prompt]
         env = {
             "ENABLE_TOOL_SEARCH": "false",
+            "MCP_CONNECTION_NONBLOCKING": "0",
             "DISABLE_AUTOUPDATER": "1",
             "DISABLE_TELEMETRY": "1",
             "DISABLE_ERROR_REPORTING": "1",

@@ -6,10 +6,16 @@
 `CODEX_HOME` is the episode's private folder; its `config.toml` (written here) names the model
 provider (the OpenAI Responses API at `<url>/v1`, key from `MCPGYM_MODEL_KEY`, no retries), the
 environment's MCP server (`[mcp_servers.<name>]`, HTTP with the bearer token from
-`MCPGYM_MCP_TOKEN`, or stdio), `approval_policy = "never"` and a read-only sandbox. Facts
-(0.17x): `thread.started` carries the session id that `exec resume` takes; MCP tools reach the
-model grouped under the namespace `mcp__<server>` (the call items name server and tool apart);
-stdin must not be a pipe left open (Codex reads extra input from it), so it is /dev/null.
+`MCPGYM_MCP_TOKEN`, or stdio; `required` so the first request waits for it; its tools approved
+without asking), `approval_policy = "never"` and a read-only sandbox. Facts (0.17x):
+
+- a model id from Codex's own catalog turns on tool search, which defers MCP tools out of the
+  model's tool list: ask for an id it does not know (a capture `Upstream(model=...)` can rename
+  it for the real API); an unknown id costs one harmless "Model metadata ... not found" item;
+- `thread.started` carries the session id that `exec resume` takes;
+- MCP tools reach the model grouped under the namespace `mcp__<server>` (the call items name
+  server and tool apart);
+- stdin must not be a pipe left open (Codex reads extra input from it), so it is /dev/null.
 """
 
 from __future__ import annotations
@@ -70,6 +76,7 @@ def codex_config(mcp: McpServer, model: ModelEndpoint | None, tool_timeout_s: fl
     server: dict[str, Any] = {
         "tool_timeout_sec": tool_timeout_s,
         "default_tools_approval_mode": "approve",
+        "required": True,
     }
     if mcp.url:
         server |= {"url": mcp.url}
@@ -81,6 +88,16 @@ def codex_config(mcp: McpServer, model: ModelEndpoint | None, tool_timeout_s: fl
     lines.append(f"[mcp_servers.{json.dumps(mcp.name)}]")
     lines += [f"{k} = {_toml(v)}" for k, v in server.items()]
     return "\n".join(lines) + "\n"
+
+
+def _result_content(result: Any) -> Any:
+    """An MCP result as Codex reports it: its structured content, else its text."""
+    if not isinstance(result, dict):
+        return result
+    if result.get("structured_content") is not None:
+        return result["structured_content"]
+    blocks = result.get("content") or []
+    return "\n".join(b.get("text", "") for b in blocks if isinstance(b, dict))
 
 
 class CodexAdapter(PerTurnCommandAdapter):
@@ -159,7 +176,7 @@ class CodexAdapter(PerTurnCommandAdapter):
                 )
             else:
                 error = item.get("error")
-                content = error if error else item.get("result")
+                content = error if error else _result_content(item.get("result"))
                 yield ToolResultEvent(
                     id=item.get("id", ""),
                     name=name,

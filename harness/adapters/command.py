@@ -8,9 +8,9 @@ Subclasses say how to launch the program and how to read its output lines:
   (the stdin line of one user message) and `_parse(obj)` (events of one stdout JSON object; the
   turn ends with the first `TurnComplete`).
 - `PerTurnCommandAdapter`: `_prepare(home, mcp, model) -> env` (write config files),
-  `_argv(message, turn)` and `_parse(obj)`; the turn ends when the process exits (0: a
-  `TurnComplete` is made from the last text — or from the stdout lines that are not JSON — if
-  the program gave none; any other exit code is a crash).
+  `_argv(message, turn)`, optionally `_stdin(message)`, and `_parse(obj)`; the turn ends when
+  the process exits (0: a `TurnComplete` is made from the last text — or from the stdout lines
+  that are not JSON — if the program gave none; any other exit code is a crash).
 """
 
 from __future__ import annotations
@@ -141,6 +141,10 @@ class PerTurnCommandAdapter(_CommandAdapter):
     def _argv(self, message: str, turn: int) -> Sequence[str]:
         """The command line of turn `turn` (1-based); later turns resume `self.session_id`."""
 
+    def _stdin(self, message: str) -> str | None:
+        """What to write to the turn's stdin before closing it (`None`: stdin is /dev/null)."""
+        return None
+
     async def _start(self, mcp: McpServer, model: ModelEndpoint | None) -> None:
         self.turns = 0
         self.home = EpisodeHome(self.name)
@@ -149,8 +153,13 @@ class PerTurnCommandAdapter(_CommandAdapter):
     async def _turn(self, message: str) -> AsyncIterator[Any]:
         assert self.home is not None
         self.turns += 1
-        argv = self._argv(message, self.turns)
-        proc = self._proc = await HarnessProcess.spawn(argv, env=self._env, cwd=self.home.work)
+        argv, text = self._argv(message, self.turns), self._stdin(message)
+        proc = self._proc = await HarnessProcess.spawn(
+            argv, env=self._env, cwd=self.home.work, stdin=text is not None
+        )
+        if text is not None:
+            await proc.write(text)
+            await proc.close_stdin()
         last_text, plain, completed = "", list[str](), False
         try:
             while (line := await proc.readline()) is not None:

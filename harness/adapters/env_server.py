@@ -8,7 +8,7 @@ service principal `""` carries them), so a harness sees exactly the production f
 `simulation` do not exist, and `reset`/`step`/`state` are not reachable at all.
 
 The instance stays in this process, so the episode's bookkeeping works as in simulation: every
-MCP `tools/call` is recorded (`ToolCallRecord`) and scored like a simulation step — the
+MCP `tools/call` is recorded (`EnvToolCall`) and scored like a simulation step — the
 environment's rubric or `reward()` sees a `CallToolAction` and its observation, and a tool that
 calls `end_episode()` makes the record `done`.
 
@@ -36,24 +36,27 @@ from mcpgym.mcp_env import MCPEnvironment
 from mcpgym.servers import create_app, load_target
 from mcpgym.types import CallToolAction, CallToolObservation, Observation, ToolErrorInfo
 
-__all__ = ["EpisodeToolServer", "ToolCallRecord"]
+__all__ = ["EnvToolCall", "EpisodeToolServer"]
 
 _START_TIMEOUT_S = 30.0
 
 
-class ToolCallRecord(BaseModel):
+class EnvToolCall(BaseModel):
     """One tool call as the environment saw it: arguments, result or structured error, and the
-    step's reward and `done` as the environment's rubric / `reward()` scored it."""
+    step's reward, `done` and observation metadata (named rubric scores, a grade) as the
+    environment's rubric / `reward()` produced them. `turn` is the harness turn it happened in."""
 
     model_config = ConfigDict(extra="forbid")
 
     index: int
+    turn: int | None = None
     tool: str
     arguments: dict[str, Any] = Field(default_factory=dict)
     result: Any = None
     error: dict[str, Any] | None = None
     reward: float | None = None
     done: bool = False
+    metadata: dict[str, Any] = Field(default_factory=dict)
     duration_s: float = 0.0
 
 
@@ -80,7 +83,8 @@ class EpisodeToolServer:
         self.target = load_target(target) if isinstance(target, str) else target
         self.target_spec = target if isinstance(target, str) else None
         self.name = name
-        self.calls: list[ToolCallRecord] = []
+        self.calls: list[EnvToolCall] = []
+        self.turn: int | None = None
         self.token = ""
         self.port = 0
         self._env: MCPEnvironment | None = None
@@ -150,7 +154,9 @@ class EpisodeToolServer:
         async def recorded(
             name: str, arguments: dict[str, Any] | None, timeout_s: float | None = None
         ) -> Any:
-            record = ToolCallRecord(index=len(self.calls), tool=name, arguments=arguments or {})
+            record = EnvToolCall(
+                index=len(self.calls), turn=self.turn, tool=name, arguments=arguments or {}
+            )
             self.calls.append(record)
             started = time.monotonic()
             try:
@@ -169,7 +175,7 @@ class EpisodeToolServer:
         return recorded
 
     @staticmethod
-    async def _score(env: MCPEnvironment, record: ToolCallRecord, obs: Observation) -> None:
+    async def _score(env: MCPEnvironment, record: EnvToolCall, obs: Observation) -> None:
         # The same bookkeeping as `MCPEnvironment.astep` after its `call_tool`: count the step,
         # set done, apply the rubric or reward(). (`_afinish` is the sdk's step epilogue.)
         action = CallToolAction(tool_name=record.tool, arguments=record.arguments)
@@ -180,6 +186,7 @@ class EpisodeToolServer:
             record.error = (record.error or {}) | {"reward_error": f"{type(exc).__name__}: {exc}"}
             return
         record.reward, record.done = scored.reward, scored.done
+        record.metadata = scored.metadata
 
     def env_state(self) -> dict[str, Any]:
         """The environment's `state` as JSON data (`{}` when it cannot be read)."""

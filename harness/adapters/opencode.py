@@ -1,12 +1,13 @@
 """`OpenCodeAdapter`: OpenCode (`opencode-ai`) as a harness, one process per turn.
 
-    opencode run --format json [--model mcpgym/MODEL] [--session SESSION] MESSAGE
+    echo MESSAGE | opencode run --format json --pure [--model mcpgym/MODEL] [--session SESSION]
 
 The episode's `opencode.json` (via `OPENCODE_CONFIG`, written here) declares the model provider
 (`@ai-sdk/openai-compatible`: OpenAI Chat Completions at `<url>/v1` with the episode's key) and
 the environment's MCP server (`"type": "remote"` with the bearer header, or `"local"` for
 stdio). Facts (1.1x): the first turn's JSON events carry the `sessionID` that `--session`
-resumes; MCP tools reach the model as `<server>_<tool>`; it also makes side calls without tools
+resumes; the message goes through stdin (as arguments it would be re-quoted); MCP tools reach
+the model as `<server>_<tool>`; it also makes side calls without tools
 (a session title); `OPENCODE_DISABLE_*` variables keep it from fetching model lists, plugins and
 updates.
 """
@@ -121,12 +122,17 @@ class OpenCodeAdapter(PerTurnCommandAdapter):
         return home.environ(OPENCODE_ENV | {"OPENCODE_CONFIG": str(path)} | self.extra_env)
 
     def _argv(self, message: str, turn: int) -> Sequence[str]:
-        argv = [self.executable, "run", "--format", "json", *self.extra_args]
+        argv = [self.executable, "run", "--format", "json", "--pure", *self.extra_args]
         if self._model is not None:
             argv += ["--model", f"mcpgym/{self._model.model}"]
         if turn > 1 and self.session_id:
             argv += ["--session", self.session_id]
-        return [*argv, "--", message]
+        return argv
+
+    def _stdin(self, message: str) -> str:
+        # A message given as arguments is re-joined with shell-style quotes around any argument
+        # holding a space; read from stdin it reaches the model unchanged.
+        return message
 
     def _parse(self, obj: dict[str, Any]) -> Iterable[BaseModel]:
         self.session_id = self.session_id or obj.get("sessionID")

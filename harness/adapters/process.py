@@ -148,14 +148,26 @@ class HarnessProcess:
 
     async def write_line(self, text: str) -> None:
         """Write one line to stdin; `HarnessCrashed` when the process is gone."""
+        await self.write(text + "\n")
+
+    async def write(self, text: str) -> None:
+        """Write `text` to stdin as it is; `HarnessCrashed` when the process is gone."""
         stream = self._proc.stdin
         if stream is None:
             raise HarnessError("the process was started without a stdin pipe")
         try:
-            stream.write(text.encode() + b"\n")
+            stream.write(text.encode())
             await stream.drain()
         except (BrokenPipeError, ConnectionResetError) as exc:
             raise self.crashed(f"stdin closed: {exc}") from None
+
+    async def close_stdin(self) -> None:
+        """Close stdin (the program sees end of file)."""
+        stream = self._proc.stdin
+        if stream is not None and not stream.is_closing():
+            stream.close()
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                await stream.wait_closed()
 
     # -- lifecycle ---------------------------------------------------------------------------------
 

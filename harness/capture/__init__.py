@@ -37,6 +37,7 @@ from mcpgym.harness.capture.conversation import (
 from mcpgym.harness.capture.errors import error_body
 from mcpgym.harness.capture.proxy import CaptureProxy
 from mcpgym.harness.capture.records import LLMCall, Usage, token_ids_of, usage_of
+from mcpgym.harness.capture.segments import Segment, segment_call
 from mcpgym.harness.capture.store import CallListener, CallStore, UnknownKeyError
 from mcpgym.harness.capture.streams import Reassembler, SSEParser, reassembler_for
 from mcpgym.harness.capture.upstream import Upstream
@@ -58,6 +59,7 @@ __all__ = [
     "Reassembler",
     "Reply",
     "SSEParser",
+    "Segment",
     "ToolView",
     "UnknownKeyError",
     "Upstream",
@@ -66,6 +68,7 @@ __all__ = [
     "parse_request",
     "parse_response",
     "reassembler_for",
+    "segment_call",
     "token_ids_of",
     "usage_of",
 ]

@@ -37,7 +37,8 @@ class SSEParser:
         except UnicodeDecodeError as exc:  # a multi-byte character split across chunks
             text = data[: exc.start].decode()
             self._decoder_tail = data[exc.start :]
-        self._buffer += text.replace("\r\n", "\n")
+        # normalise CRLF over the whole pending buffer: a "\r\n" may straddle two chunks
+        self._buffer = (self._buffer + text).replace("\r\n", "\n")
         events: list[SSE] = []
         while "\n\n" in self._buffer:
             block, self._buffer = self._buffer.split("\n\n", 1)

@@ -7,8 +7,10 @@ import doctest
 import importlib
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import pytest
 from eval_helpers import Bisect, Scripted
@@ -194,6 +196,7 @@ def test_report_files_have_the_expected_sections(tmp_path: Path) -> None:
 
 def test_svg_chart_escapes_and_checks_its_input() -> None:
     svg = bar_chart(["<b>"], {"a&b": [0.5]}, title="t")
+    assert ElementTree.fromstring(svg).tag == "{http://www.w3.org/2000/svg}svg"  # well-formed
     assert "&lt;b&gt;" in svg and "a&amp;b" in svg and "<b>" not in svg
     with pytest.raises(ValueError, match="has 1 values for 2 categories"):
         bar_chart(["x", "y"], {"s": [1.0]})
@@ -231,3 +234,12 @@ async def test_errors_show_in_the_summary(tmp_path: Path) -> None:
     assert result.summary["error_messages"] == {"RuntimeError: agent bug": 1}
     assert "RuntimeError: agent bug" in (tmp_path / "report.md").read_text()
     assert math.isclose(result.summary["success_rate"], 0.0)
+
+
+def test_the_docs_examples_run() -> None:
+    root = Path(__file__).resolve().parents[2]
+    text = (root / "docs" / "evaluation.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert len(blocks) == 2
+    for i, block in enumerate(blocks):
+        exec(compile(block, f"docs/evaluation.md[{i}]", "exec"), {"__name__": "docs_evaluation"})

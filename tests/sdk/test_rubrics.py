@@ -7,7 +7,9 @@ import asyncio
 import doctest
 import json
 import logging
+import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -456,3 +458,17 @@ async def test_llm_judge_over_a_real_socket_as_an_environment_rubric(
         "Tool try_code returned true; done=True. Rate 0-10.",
     ]
     assert all(r["model"] == "grader" for r in script.requests)
+
+
+# -- docs/rubrics.md ------------------------------------------------------------------------------
+
+
+@needs_hook
+def test_the_docs_examples_run() -> None:
+    root = Path(__file__).resolve().parents[2]
+    text = (root / "docs" / "rubrics.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert len(blocks) >= 4
+    namespace: dict[str, Any] = {"__name__": "docs_rubrics"}
+    for i, block in enumerate(blocks):
+        exec(compile(block, f"docs/rubrics.md[{i}]", "exec"), namespace)

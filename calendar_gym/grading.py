@@ -1,0 +1,279 @@
+"""Grading a Calendar Gym task: assertions over the final state, partial credit, call statistics.
+
+Deterministic and state-based, no model involved. The final state is normalised and diffed against
+the seed (`calendar_gym.tasks.snapshot`); then every assertion of the task is checked, plus two
+that every task has:
+
+- **no writes outside the allowed set** — each change of the diff must match an `allowed_writes`
+  pattern (a trap task allows none);
+- **finish status** — `finish` was called with the expected status.
+
+`success` = every assertion holds. `fraction` = the share that hold. The reward (`score`) is the
+fraction, but only when the episode made progress — at least one *goal* assertion holds that did
+not hold on the seed (for a trap: the right finish status) — so an agent that does nothing, or
+finishes at once, earns exactly 0 on every task that asks for a change.
+
+As rubrics (`mcpgym.rubrics`): `TASK_RUBRIC = Sequential(at_end, Gate(progress), partial_credit)`,
+which scores 0 on every step but the last and the gated partial credit at the end. `CalendarEnv`
+sets it for task episodes; the framework applies it.
+
+Example:
+    >>> from calendar_gym.tasks import load_suite
+    >>> from calendar_gym.tasks.snapshot import snapshot
+    >>> from calendar_gym.store import Store
+    >>> task = load_suite().get("t1-create-haircut")
+    >>> seed = snapshot(Store.create(now=task.now))
+    >>> g = grade(task, seed, seed, finish_status="done", calls=[])
+    >>> g.success, g.score, g.progress
+    (False, 0.0, False)
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from calendar_gym.classify import Call
+from calendar_gym.tasks.model import (
+    CountAssertion,
+    ExistsAssertion,
+    FieldAssertion,
+    Task,
+    UnchangedAssertion,
+)
+from calendar_gym.tasks.snapshot import KEYS, Change, Row, Snapshot, diff
+from calendar_gym.tasks.values import entity_value, matches, resolve
+from mcpgym.rubrics import Gate, RubricInput, Sequential, rubric
+
+__all__ = [
+    "TASK_RUBRIC",
+    "AssertionResult",
+    "CallStats",
+    "Grade",
+    "allowed",
+    "call_stats",
+    "check_assertions",
+    "grade",
+]
+
+
+class AssertionResult(BaseModel):
+    """One assertion's outcome; `held_before` is its value on the seed state."""
+
+    name: str
+    type: str
+    goal: bool
+    holds: bool
+    held_before: bool = False
+    detail: str = ""
+
+
+class CallStats(BaseModel):
+    """What the agent's calls add up to.
+
+    `recoveries` pairs each failed call with the first later successful call of the same tool
+    (indexes into the episode's calls); `steps_to_success` is the number of calls a successful
+    episode took (None when it failed).
+    """
+
+    calls: int = 0
+    errors: int = 0
+    error_codes: dict[str, int] = Field(default_factory=dict)
+    writes: int = 0
+    recoveries: list[tuple[int, int]] = Field(default_factory=list)
+    recovered: int = 0
+    unrecovered: int = 0
+    steps_to_success: int | None = None
+
+
+class Grade(BaseModel):
+    """The grade of one episode of a task (what `observation.metadata["grade"]` holds)."""
+
+    task: str
+    success: bool
+    score: float
+    fraction: float
+    progress: bool
+    finish_status: str | None
+    expected_finish: str
+    assertions: list[AssertionResult]
+    changes: list[dict[str, Any]] = Field(default_factory=list)
+    stats: CallStats = Field(default_factory=CallStats)
+
+
+# -- assertions ------------------------------------------------------------------------------------
+
+
+def _entity(task: Task) -> Any:
+    return lambda ref: entity_value(task, ref)
+
+
+def _rows(state: Snapshot, table: str, where: Mapping[str, Any], user: str) -> list[Row]:
+    return [
+        row
+        for row in state.get(table, {}).values()
+        if all(matches(v, row.get(k), user=user) for k, v in where.items())
+    ]
+
+
+def _describe(where: Mapping[str, Any]) -> str:
+    shown = {k: v for k, v in where.items() if k not in ("calendar_id", "user_email")}
+    return ", ".join(f"{k}={v}" for k, v in shown.items()) or "any row"
+
+
+def _check(assertion: Any, task: Task, state: Snapshot, seed: Snapshot) -> tuple[bool, str]:
+    user = task.user
+    if isinstance(assertion, ExistsAssertion | CountAssertion):
+        where = resolve(assertion.where, _entity(task))
+        found = len(_rows(state, assertion.table, where, user))
+        want = assertion.min if isinstance(assertion, ExistsAssertion) else assertion.count
+        ok = found >= want if isinstance(assertion, ExistsAssertion) else found == want
+        return ok, f"{found} {assertion.table} row(s) with {_describe(where)}"
+    if isinstance(assertion, FieldAssertion):
+        key_fields = resolve(assertion.key, _entity(task))
+        key = tuple(str(key_fields[k]) for k in KEYS[assertion.table])
+        row = state.get(assertion.table, {}).get(key)
+        if row is None:
+            return False, f"no {assertion.table} row {list(key)}"
+        equals = resolve(assertion.equals, _entity(task))
+        wrong = [k for k, v in equals.items() if not matches(v, row.get(k), user=user)]
+        return not wrong, (f"{', '.join(wrong)} differ" if wrong else "fields match")
+    assert isinstance(assertion, UnchangedAssertion)
+    where = resolve(assertion.where, _entity(task))
+    keys = [k for k, row in seed.get(assertion.table, {}).items() if _matches_row(row, where, user)]
+    changed = [k for k in keys if state.get(assertion.table, {}).get(k) != seed[assertion.table][k]]
+    return not changed, f"{len(changed)} of {len(keys)} row(s) changed"
+
+
+def _matches_row(row: Row, where: Mapping[str, Any], user: str) -> bool:
+    return all(matches(v, row.get(k), user=user) for k, v in where.items())
+
+
+def allowed(task: Task, change: Change) -> bool:
+    """Whether the task allows `change` (some pattern matches its row before or after)."""
+    for pattern in task.allowed_writes:
+        if pattern.table != change.table or change.op not in pattern.ops:
+            continue
+        where = resolve(pattern.where, _entity(task))
+        rows = [r for r in (change.before, change.after) if r is not None]
+        if any(_matches_row(r, where, task.user) for r in rows):
+            return True
+    return False
+
+
+def check_assertions(
+    task: Task, seed: Snapshot, final: Snapshot, finish_status: str | None
+) -> list[AssertionResult]:
+    """Every assertion of `task` on `final` (and on `seed`, for `held_before`), then the two
+    implicit ones: no writes outside the allowed set, and the finish status."""
+    out: list[AssertionResult] = []
+    for i, assertion in enumerate(task.assertions):
+        holds, detail = _check(assertion, task, final, seed)
+        before, _ = _check(assertion, task, seed, seed)
+        name = assertion.name or f"{assertion.type} #{i + 1}"
+        out.append(AssertionResult(name=name, type=assertion.type, goal=assertion.goal,
+                                   holds=holds, held_before=before, detail=detail))  # fmt: skip
+    outside = [c for c in diff(seed, final) if not allowed(task, c)]
+    out.append(
+        AssertionResult(
+            name="no writes outside the allowed set",
+            type="allowed_writes",
+            goal=False,
+            holds=not outside,
+            held_before=True,
+            detail="; ".join(f"{c.op} {c.table} {list(c.key)}" for c in outside[:5]) or "none",
+        )
+    )
+    out.append(
+        AssertionResult(
+            name="finish status",
+            type="finish",
+            goal=task.is_trap,
+            holds=finish_status == task.finish,
+            detail=f"finish({finish_status!r}), expected {task.finish!r}",
+        )
+    )
+    return out
+
+
+# -- calls -----------------------------------------------------------------------------------------
+
+
+def call_stats(calls: Sequence[Call], success: bool) -> CallStats:
+    """Counts, error codes and error→recovery pairs of an episode's calls."""
+    codes = Counter(c.error for c in calls if c.error)
+    pairs: list[tuple[int, int]] = []
+    for i, call in enumerate(calls):
+        if call.error is None:
+            continue
+        later = next(
+            (
+                j
+                for j in range(i + 1, len(calls))
+                if calls[j].tool == call.tool and not calls[j].error
+            ),
+            None,
+        )
+        if later is not None:
+            pairs.append((i, later))
+    errors = sum(codes.values())
+    return CallStats(
+        calls=len(calls),
+        errors=errors,
+        error_codes=dict(sorted(codes.items())),
+        writes=sum(c.wrote for c in calls),
+        recoveries=pairs,
+        recovered=len(pairs),
+        unrecovered=errors - len(pairs),
+        steps_to_success=len(calls) if success else None,
+    )
+
+
+def grade(
+    task: Task,
+    seed: Snapshot,
+    final: Snapshot,
+    *,
+    finish_status: str | None,
+    calls: Sequence[Call],
+) -> Grade:
+    """Grade one episode of `task` from its seed and final snapshots and its calls."""
+    results = check_assertions(task, seed, final, finish_status)
+    success = all(r.holds for r in results)
+    fraction = sum(r.holds for r in results) / len(results)
+    progress = any(r.goal and r.holds and not r.held_before for r in results)
+    return Grade(
+        task=task.id,
+        success=success,
+        score=fraction if progress else 0.0,
+        fraction=fraction,
+        progress=progress,
+        finish_status=finish_status,
+        expected_finish=task.finish,
+        assertions=results,
+        changes=[c.summary() for c in diff(seed, final)],
+        stats=call_stats(calls, success),
+    )
+
+
+# -- rubrics ---------------------------------------------------------------------------------------
+
+
+def _grade_of(inp: RubricInput) -> Grade:
+    found = inp.env.task_grade() if inp.env is not None else None
+    if found is None:
+        raise ValueError("the calendar task rubric needs a CalendarEnv reset with a task")
+    return found
+
+
+TASK_RUBRIC = Sequential(
+    rubric(lambda inp: 1.0 if inp.done else 0.0, name="episode_end"),
+    Gate(rubric(lambda inp: 1.0 if _grade_of(inp).progress else 0.0, name="progress")),
+    rubric(lambda inp: _grade_of(inp).fraction, name="partial_credit"),
+    name="task_score",
+)
+"""The reward of a task episode: 0 until `done`; then 0 without progress, else the fraction of
+assertions that hold (1.0 exactly when the task is solved)."""

@@ -1,0 +1,97 @@
+"""`TaskEpisode`: what `CalendarEnv` keeps about an episode played on a task.
+
+It snapshots the seed state at reset, logs every tool call (its error code whatever the error
+mode, its result, whether it wrote), attributes each write's changes to the call that made them
+(so the classifier knows which calls wrote outside the allowed set), and grades on demand. Grading
+is cheap: the snapshot after the latest write is kept, so a grade is a diff and a few row scans,
+recomputed only when a call happened since the last one.
+
+Example:
+    >>> from calendar_gym.store import Store
+    >>> from calendar_gym.tasks import load_suite
+    >>> task = load_suite().get("t1-create-haircut")
+    >>> ep = TaskEpisode(task, Store.create(now=task.now))
+    >>> ep.record("settings_get", {"setting": "now"}, result={"value": "..."})
+    >>> ep.metadata(finish_status=None)["success"], len(ep.calls)
+    (False, 1)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from calendar_gym.classify import Call, Failure, classify, counts
+from calendar_gym.grading import Grade, allowed, grade
+from calendar_gym.store import Store
+from calendar_gym.tasks.model import Task
+from calendar_gym.tasks.snapshot import Snapshot, diff, snapshot
+
+__all__ = ["TaskEpisode"]
+
+_SEEDS: dict[tuple[str, str], Snapshot] = {}
+
+
+def _seed_snapshot(task: Task, store: Store) -> Snapshot:
+    """The seed state of `task` (the same for every seed: generated ids only appear on writes)."""
+    key = (task.id, store.world_version)
+    found = _SEEDS.get(key)
+    if found is None:
+        found = _SEEDS[key] = snapshot(store)
+    return found
+
+
+class TaskEpisode:
+    """Call log, write attribution and grading for one episode of `task` on `store`."""
+
+    def __init__(self, task: Task, store: Store) -> None:
+        self.task = task
+        self.store = store
+        self.seed = _seed_snapshot(task, store)
+        self.current = self.seed
+        self.calls: list[Call] = []
+        self._cache: tuple[int, str | None, Grade, list[Failure]] | None = None
+
+    def record(
+        self,
+        tool: str,
+        arguments: dict[str, Any] | None,
+        *,
+        result: Any = None,
+        error: str | None = None,
+        wrote: bool = False,
+    ) -> None:
+        """Log one call; after a write, snapshot the world and check the write's changes."""
+        outside = False
+        if wrote:
+            after = snapshot(self.store)
+            outside = any(not allowed(self.task, c) for c in diff(self.current, after))
+            self.current = after
+        args = dict(arguments) if isinstance(arguments, dict) else {}
+        self.calls.append(Call(tool, args, error, result, wrote, outside))
+
+    def _graded(self, finish_status: str | None) -> tuple[Grade, list[Failure]]:
+        key = (len(self.calls), finish_status)
+        if self._cache is None or self._cache[:2] != key:
+            g = grade(
+                self.task, self.seed, self.current, finish_status=finish_status, calls=self.calls
+            )
+            self._cache = (*key, g, classify(self.task, self.calls))
+        return self._cache[2], self._cache[3]
+
+    def grade(self, finish_status: str | None) -> Grade:
+        """The grade of the state and calls so far."""
+        return self._graded(finish_status)[0]
+
+    def failures(self, finish_status: str | None) -> list[Failure]:
+        """The classifier's labels for the calls so far."""
+        return self._graded(finish_status)[1]
+
+    def metadata(self, finish_status: str | None) -> dict[str, Any]:
+        """What the final observation carries: `success`, `grade`, `failures`, `failure_counts`."""
+        g, failures = self._graded(finish_status)
+        return {
+            "success": g.success,
+            "grade": g.model_dump(mode="json"),
+            "failures": [f.as_dict() for f in failures],
+            "failure_counts": counts(failures),
+        }
