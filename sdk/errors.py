@@ -12,7 +12,9 @@ JSON-RPC code used on MCP transports, so transports translate errors without a t
     ├── SessionError             SESSION_ERROR      409  -32000  (e.g. step before reset)
     │   └── CapacityReached      CAPACITY_REACHED   503  -32000
     ├── ExecutionError           EXECUTION_ERROR    500  -32603  (the environment raised)
-    │   └── StepTimeout          EXECUTION_ERROR    504  -32603
+    │   ├── StepTimeout          EXECUTION_ERROR    504  -32603
+    │   └── RubricError          a rubric failed (mcpgym.rubrics)
+    │       └── JudgeError       an LLMJudge got no usable score (mcpgym.judge)
     ├── AuthError                UNAUTHORIZED       401  -32001
     ├── ToolError                tool failures are *data* for the agent, never a protocol error
     │   ├── ToolNotFound         tool_not_found
@@ -23,7 +25,7 @@ JSON-RPC code used on MCP transports, so transports translate errors without a t
     └── ClientError              raised by clients
         ├── ServerGone           the connection dropped or the server is unreachable
         ├── RequestTimeout       no reply within the client's timeout
-        └── RemoteError          the server answered with an error frame (`.code`, `.detail`)
+        └── RemoteError          the server answered with an error frame (`.remote_code`, `.detail`)
 
 A tool failure is data for the agent (`CallToolObservation.error`, or `isError: true` on MCP); a
 protocol failure is an error for the client; an environment crash is an `EXECUTION_ERROR` for that

@@ -23,6 +23,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Mapping
 from types import TracebackType
 from typing import Any, Literal, Self
@@ -268,15 +269,27 @@ def _observation(
     ]
     structured = result.structured_content
     if result.is_error:
-        payload = (
-            structured if isinstance(structured, dict) and "error_type" in structured else None
-        )
-        if payload is None:
-            text = " ".join(b.get("text", "") for b in blocks if b.get("type") == "text")
-            payload = {"error_type": "execution_error", "message": text or "the tool failed"}
-        return CallToolObservation(tool_name=name, error=ToolErrorInfo.model_validate(payload))
+        return CallToolObservation(tool_name=name, error=_error_info(structured, blocks))
     if structured is None:
         return CallToolObservation(tool_name=name, result=blocks)
     if output_schema is not None and output_schema.get(WRAP_KEY):
         return CallToolObservation(tool_name=name, result=structured.get("result"))
     return CallToolObservation(tool_name=name, result=structured)
+
+
+def _error_info(structured: dict[str, Any] | None, blocks: list[dict[str, Any]]) -> ToolErrorInfo:
+    """An `isError` result as `ToolErrorInfo`: mcpgym servers send `{"error_type", "message",
+    ...}` as structured content, or as JSON text when the tool has an output schema."""
+    text = " ".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+    payload: Any = structured
+    if payload is None:
+        try:
+            payload = json.loads(text)
+        except ValueError:
+            payload = None
+    if not isinstance(payload, dict) or payload.get("error_type") not in _ERROR_TYPES:
+        payload = {"error_type": "execution_error", "message": text or "the tool failed"}
+    return ToolErrorInfo.model_validate(payload)
+
+
+_ERROR_TYPES = ("tool_not_found", "invalid_args", "execution_error", "timeout")

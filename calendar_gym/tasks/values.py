@@ -10,8 +10,8 @@ agent's call arguments with the gold plan:
 - lists compare as multisets; lists of people (emails or `{"email": ...}`) as sets of emails,
   ignoring the acting user (adding yourself as a guest changes nothing);
 - an expected dict compares only the keys it names; operators: `{"$any": true}`,
-  `{"$icontains": "text"}`, `{"$contains": [...]}` (a list holding these), `{"$in": [...]}`,
-  `{"$ne": value}`.
+  `{"$icontains": "text"}` (a string, or a list with a string, containing it),
+  `{"$contains": [...]}` (a list holding these), `{"$in": [...]}`, `{"$ne": value}`.
 
 `resolve` replaces `{"$e": "key"}` (an entity's true value) and `{"$from": "step.path"}` (part of
 an earlier step's result) inside a value.

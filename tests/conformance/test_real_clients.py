@@ -97,7 +97,10 @@ def test_inspector_over_stdio(node_bin: Path, tool_env: dict[str, str]) -> None:
 
     code, failed, _ = inspector(node_bin, tool_env, *call, "--tool-arg", "n=1000", "--", *STDIO)
     assert code == TOOL_ERROR
-    assert failed["isError"] is True and "outside" in failed["structuredContent"]["message"]
+    assert (
+        failed["isError"] is True
+        and "outside" in json.loads(failed["content"][0]["text"])["message"]
+    )
 
 
 def test_inspector_with_a_bearer_token(

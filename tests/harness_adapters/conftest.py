@@ -21,7 +21,7 @@ AGENT = [sys.executable, str(HERE / "ndjson_agent.py")]
 
 
 def _temp_folders() -> set[str]:
-    return {p.name for p in Path(tempfile.gettempdir()).glob("mcpgym-*")}
+    return {p.name for p in Path(tempfile.gettempdir()).iterdir()}
 
 
 def port_closed(port: int) -> bool:
@@ -32,7 +32,9 @@ def port_closed(port: int) -> bool:
 
 
 class Leaks:
-    """Ports a test used; checked (with every child process and temp folder) at its end."""
+    """Ports a test used; checked (with every child process and temp folder) at its end.
+
+    Child processes are those of this test process, found through /proc."""
 
     def __init__(self) -> None:
         self.ports: list[int] = []
@@ -54,7 +56,12 @@ class Leaks:
 
 
 @pytest.fixture(autouse=True)
-def leaks() -> Iterator[Leaks]:
+def leaks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Leaks]:
+    """Each test gets a temp folder of its own (so runs elsewhere on the machine cannot confuse
+    the check), which must be empty again at the end."""
+    private = tmp_path / "tmp"
+    private.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
     tracker = Leaks()
     yield tracker
     tracker.check()

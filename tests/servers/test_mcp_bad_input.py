@@ -184,14 +184,15 @@ def test_arguments_of_the_wrong_type(target: Target) -> None:
     legacy = rpc_result(rpc(target.http, target.url, target.witness, "tools/call", args, 7, **AUTH))
     result = legacy["result"]
     assert result["isError"] is True
-    assert result["structuredContent"]["error_type"] == "invalid_args"
-    assert result["structuredContent"]["errors"][0] == {
+    assert "structuredContent" not in result  # guess has an output schema: JSON text only
+    payload = json.loads(result["content"][0]["text"])
+    assert payload["error_type"] == "invalid_args"
+    assert payload["errors"][0] == {
         "field": "n",
         "message": "Input should be a valid integer, unable to parse string as an integer",
         "type": "int_parsing",
         "got": "fifty",
     }
-    assert json.loads(result["content"][0]["text"]) == result["structuredContent"]
 
     body = {
         "jsonrpc": "2.0",
@@ -201,7 +202,7 @@ def test_arguments_of_the_wrong_type(target: Target) -> None:
     }
     modern = target.post(body, **modern_headers("tools/call", "guess"))
     assert modern.status_code == 200
-    assert modern.json()["result"]["structuredContent"]["error_type"] == "invalid_args"
+    assert text_payload(modern.json()["result"])["error_type"] == "invalid_args"
 
     not_an_object = {"name": "guess", "arguments": [1, 2]}
     surface = rpc_result_or_error(
@@ -209,6 +210,11 @@ def test_arguments_of_the_wrong_type(target: Target) -> None:
     )
     assert surface["error"]["code"] == -32602
     target.assert_alive()
+
+
+def text_payload(result: dict[str, Any]) -> dict[str, Any]:
+    assert result["isError"] is True
+    return json.loads(result["content"][0]["text"])
 
 
 def rpc_result_or_error(response: httpx.Response) -> dict[str, Any]:
@@ -234,9 +240,9 @@ def test_stdio_bad_lines() -> None:
 
         wrong = proc.request("tools/call", {"name": "guess", "arguments": {"n": [1]}}, 4)
         assert wrong["result"]["isError"] is True
-        assert wrong["result"]["structuredContent"]["error_type"] == "invalid_args"
+        assert text_payload(wrong["result"])["error_type"] == "invalid_args"
         missing = proc.request("tools/call", {"name": "guess"}, 5)
-        assert missing["result"]["structuredContent"]["errors"][0]["field"] == "n"
+        assert text_payload(missing["result"])["errors"][0]["field"] == "n"
         surface = proc.request("tools/call", {"name": "guess", "arguments": [1, 2]}, 6)
         assert surface["error"]["code"] == -32602
         unknown = proc.request("tools/call", {"name": "hint", "arguments": {}}, 7)

@@ -5,6 +5,7 @@ progress, sampling, elicitation) end to end."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -45,6 +46,13 @@ def everything() -> Iterator[RunningServer]:
         yield running
 
 
+def error_payload(result: types.CallToolResult) -> dict[str, Any]:
+    """The `{"error_type", "message", ...}` an mcpgym error result carries as JSON text."""
+    text = result.content[0]
+    assert isinstance(text, types.TextContent)
+    return json.loads(text.text)
+
+
 async def check_guess_tools(client: Client, mode: ClientMode) -> None:
     """The production GuessEnv contract, whatever the transport."""
     assert client.protocol_version == ERA[mode]
@@ -60,19 +68,18 @@ async def check_guess_tools(client: Client, mode: ClientMode) -> None:
     assert ok.structured_content is not None
     assert ok.structured_content["verdict"] in ("higher", "lower", "correct")
 
+    # guess has an output schema: its errors travel as JSON text only (see error_result)
     bad_args = await client.call_tool("guess", {"n": "fifty"})
-    assert bad_args.is_error is True
-    assert bad_args.structured_content is not None
-    assert bad_args.structured_content["error_type"] == "invalid_args"
-    assert bad_args.structured_content["errors"][0]["field"] == "n"
-    text = bad_args.content[0]
-    assert isinstance(text, types.TextContent) and "invalid_args" in text.text
+    assert bad_args.is_error is True and bad_args.structured_content is None
+    payload = error_payload(bad_args)
+    assert payload["error_type"] == "invalid_args"
+    assert payload["errors"][0]["field"] == "n"
 
     business = await client.call_tool("guess", {"n": 1000})
     assert business.is_error is True
-    assert business.structured_content is not None
-    assert business.structured_content["error_type"] == "execution_error"
-    assert "outside" in business.structured_content["message"]
+    payload = error_payload(business)
+    assert payload["error_type"] == "execution_error"
+    assert "outside" in payload["message"]
 
     for hidden in ("hint", "no_such_tool"):
         with pytest.raises(MCPError) as err:
