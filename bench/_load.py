@@ -1,16 +1,20 @@
 """Client load worker for bench/run.py: one process, one event loop, N connections.
 
-Protocol (stdin/stdout, one line each): the worker gets a JSON spec as argv[1], connects and warms
-up, prints `READY`, waits for `GO` on stdin, drives the server for `duration_s`, then prints one
-JSON line with its counts. The parent samples the server's CPU between GO and the results, so the
-server figures cover only the timed window. Workers import neither mcpgym nor its client: the
-floor and mcpgym are driven by identical client code (raw `websockets` and `httpx`).
+Protocol (one line each way; the spec is JSON in argv[1]):
+  worker: connects, warms up for `warmup_s`, pauses, prints `READY`;
+  parent: `GO` → worker resumes, re-warms for `rewarm_s` (uncounted), counts for `duration_s`,
+          prints `DONE` (the parent samples the server's CPU at GO and at DONE), pauses, then
+          prints one JSON line with that window's counts; repeat;
+  parent: `EXIT` (or end of input) → worker closes its connections and exits.
+Paused workers send nothing, so while one server is measured the other one's client is idle.
+Workers import neither mcpgym nor its client: the floor and mcpgym are driven by identical client
+code (raw `websockets` and `httpx`).
 
 Kinds:
   ws    — `conns` WebSocket connections; each sends `reset`, then loops `step`; when a reply says
           `done` it sends `reset` again (not counted). One round trip = one counted step.
   http  — `conns` concurrent keep-alive requests on one `httpx.AsyncClient`, POSTing `body` to
-          `path` and decoding the JSON reply. One response = one counted request.
+          `url` and decoding the JSON reply. One response = one counted request.
 """
 
 from __future__ import annotations
@@ -33,21 +37,27 @@ if importlib.util.find_spec("sniffio") is None:
 
 
 class _Window:
-    """Shared clock: tasks count only round trips that complete inside the timed window."""
+    """Shared state: tasks run while `running` is set and count only while `measuring`."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep_latencies: bool) -> None:
+        self.running = asyncio.Event()
         self.measuring = False
         self.stop = False
         self.count = 0
         self.errors = 0
         self.first_error: str | None = None
         self.latencies: list[float] = []
-        self.keep_latencies = False
+        self.keep_latencies = keep_latencies
 
     def error(self, what: str) -> None:
         self.errors += 1
         if self.first_error is None:
             self.first_error = what[:300]
+
+    def reset(self) -> None:
+        self.count = self.errors = 0
+        self.first_error = None
+        self.latencies = []
 
 
 async def _ws_conn(spec: dict[str, Any], win: _Window, ready: asyncio.Event) -> None:
@@ -55,8 +65,8 @@ async def _ws_conn(spec: dict[str, Any], win: _Window, ready: asyncio.Event) -> 
 
     step = spec["step_frame"]
     reset = spec["reset_frame"]
-    # compression=None: measure the server framework, not zlib (mcpgym's uvicorn accepts
-    # permessage-deflate, which websockets clients offer by default; see bench/run.py notes).
+    # compression=None: measure the server framework, not zlib (websockets clients, mcpgym's
+    # included, offer permessage-deflate by default and uvicorn accepts it).
     async with connect(
         spec["url"], compression=spec.get("compression"), ping_interval=None, max_size=2**24
     ) as ws:
@@ -64,15 +74,17 @@ async def _ws_conn(spec: dict[str, Any], win: _Window, ready: asyncio.Event) -> 
         json.loads(await ws.recv())
         ready.set()
         perf = time.perf_counter
-        lat = win.latencies
         while not win.stop:
+            if not win.running.is_set():
+                await win.running.wait()
+                continue
             t0 = perf()
             await ws.send(step)
             reply = json.loads(await ws.recv())
             if win.measuring:
                 win.count += 1
                 if win.keep_latencies:
-                    lat.append(perf() - t0)
+                    win.latencies.append(perf() - t0)
             if reply.get("type") != "observation":
                 win.error(json.dumps(reply))
                 await asyncio.sleep(0.01)
@@ -85,26 +97,64 @@ async def _http_conn(spec: dict[str, Any], client: Any, win: _Window, ready: asy
     body = spec["body"].encode()
     headers = {"content-type": "application/json"}
     perf = time.perf_counter
-    lat = win.latencies
     url = spec["url"]
     ready.set()
     while not win.stop:
+        if not win.running.is_set():
+            await win.running.wait()
+            continue
         t0 = perf()
         response = await client.post(url, content=body, headers=headers)
         reply = response.json()
         if win.measuring:
             win.count += 1
             if win.keep_latencies:
-                lat.append(perf() - t0)
+                win.latencies.append(perf() - t0)
         if response.status_code != 200:
             win.error(f"{response.status_code} {json.dumps(reply)}")
             await asyncio.sleep(0.01)
 
 
-async def _run(spec: dict[str, Any]) -> dict[str, Any]:
-    win = _Window()
-    win.keep_latencies = spec["conns"] == 1 or spec.get("latencies", False)
+async def _race(aw: Any, watcher: asyncio.Task[None]) -> None:
+    """Await `aw`, but fail as soon as any connection task fails."""
+    task = asyncio.ensure_future(aw)
+    done, _ = await asyncio.wait([task, watcher], return_when=asyncio.FIRST_COMPLETED)
+    if watcher in done:
+        task.cancel()
+        watcher.result()
+        raise RuntimeError("a connection ended early")
+    task.result()
+
+
+async def _window(win: _Window, spec: dict[str, Any], watcher: asyncio.Task[None]) -> None:
+    """One timed window; prints DONE at its end and then its counts."""
+    win.running.set()
+    await _race(asyncio.sleep(spec["rewarm_s"]), watcher)
+    win.reset()
+    cpu0, t0 = time.process_time(), time.perf_counter()
+    win.measuring = True
+    await _race(asyncio.sleep(spec["duration_s"]), watcher)
+    win.measuring = False
+    elapsed, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    count, lat = win.count, sorted(win.latencies)
+    print("DONE", flush=True)
+    win.running.clear()
+    out: dict[str, Any] = {
+        "count": count,
+        "elapsed": elapsed,
+        "client_cpu": cpu,
+        "errors": win.errors,
+        "first_error": win.first_error,
+    }
+    if lat:
+        out["p50_us"] = lat[len(lat) // 2] * 1e6
+        out["p99_us"] = lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1e6
+    print(json.dumps(out), flush=True)
+
+
+async def _run(spec: dict[str, Any]) -> None:
     n = spec["conns"]
+    win = _Window(keep_latencies=n == 1)
     readies = [asyncio.Event() for _ in range(n)]
     client: Any = None
     if spec["kind"] == "ws":
@@ -121,67 +171,43 @@ async def _run(spec: dict[str, Any]) -> dict[str, Any]:
     async def first_failure() -> None:
         done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
         for t in done:
-            if t.exception() is not None:
-                raise t.exception()  # type: ignore[misc]
+            exc = t.exception()
+            if exc is not None:
+                raise exc
 
     watcher = asyncio.create_task(first_failure())
+    loop = asyncio.get_running_loop()
     try:
         ready_all = asyncio.gather(*(r.wait() for r in readies))
         await asyncio.wait_for(_race(ready_all, watcher), spec["connect_timeout_s"])
-        await asyncio.sleep(spec["warmup_s"])
+        win.running.set()
+        await _race(asyncio.sleep(spec["warmup_s"]), watcher)
+        win.running.clear()
         print("READY", flush=True)
-        loop = asyncio.get_running_loop()
-        line = await loop.run_in_executor(None, sys.stdin.readline)
-        if line.strip() != "GO":
-            raise SystemExit("parent went away")
-        cpu0, t0 = time.process_time(), time.perf_counter()
-        win.measuring = True
-        await _race(asyncio.sleep(spec["duration_s"]), watcher)
-        win.measuring = False
-        elapsed, cpu = time.perf_counter() - t0, time.process_time() - cpu0
-        print("DONE", flush=True)  # the parent samples the server's CPU now, before teardown
+        while True:
+            line = (await loop.run_in_executor(None, sys.stdin.readline)).strip()
+            if line != "GO":  # EXIT, or the parent went away
+                break
+            await _window(win, spec, watcher)
     finally:
         win.stop = True
+        win.running.set()
         watcher.cancel()
         await asyncio.wait(tasks, timeout=2.0)
         for t in tasks:
             t.cancel()
         if client is not None:
             await client.aclose()
-    lat = sorted(win.latencies)
-    out: dict[str, Any] = {
-        "count": win.count,
-        "elapsed": elapsed,
-        "client_cpu": cpu,
-        "errors": win.errors,
-        "first_error": win.first_error,
-    }
-    if lat:
-        out["p50_us"] = lat[len(lat) // 2] * 1e6
-        out["p99_us"] = lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1e6
-    return out
-
-
-async def _race(aw: Any, watcher: asyncio.Task[None]) -> None:
-    """Await `aw`, but fail as soon as any connection task fails."""
-    task = asyncio.ensure_future(aw)
-    done, _ = await asyncio.wait([task, watcher], return_when=asyncio.FIRST_COMPLETED)
-    if watcher in done:
-        task.cancel()
-        watcher.result()
-        raise RuntimeError("a connection ended early")
-    task.result()
 
 
 def main() -> None:
     spec = json.loads(sys.argv[1])
     try:
         import uvloop
-
-        result = uvloop.run(_run(spec))
     except ImportError:
-        result = asyncio.run(_run(spec))
-    print(json.dumps(result), flush=True)
+        asyncio.run(_run(spec))
+    else:
+        uvloop.run(_run(spec))
 
 
 if __name__ == "__main__":

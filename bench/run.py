@@ -15,10 +15,11 @@ Measurements (`--only NAME`, repeatable):
 Adding one (e.g. `/mcp` tools/call at 1 and 50 clients, issue 3): write an
 `async def f(b: Bench) -> list[Row]` decorated with `@measurement("mcp1", "...")`.
 `b.server("mcpgym")` / `b.server("floor")` start (once) and return the servers;
-`b.compare(spec_for, procs)` drives both with a `_load.py` spec and returns the best `Run` of
-each. For `/mcp`, add an `"mcp"` kind to `_load.py` (initialize once per connection, then POST
-`tools/call` JSON-RPC with `Accept: application/json, text/event-stream`) and point the floor at
-its `/step` echo, which decodes and encodes a similar JSON body.
+`b.compare(spec_for, procs)` drives both, alternating, with a `_load.py` spec and returns a
+`Comparison` (`.rate(name)` best rate, `.cpu_us(name)` least server CPU per op). For `/mcp`,
+add an `"mcp"` kind to `_load.py` (initialize once per connection, then POST `tools/call`
+JSON-RPC with `Accept: application/json, text/event-stream`) and point the floor at its `/step`
+echo, which decodes and encodes a similar JSON body.
 
 Usage: python bench/run.py [--quick] [--only NAME ...] [--json PATH] [--check]
 """
@@ -400,6 +401,13 @@ class Comparison:
         m, f = self.best("mcpgym").server_util, self.best("floor").server_util
         return f"server busy {m:.0%} / {f:.0%}"
 
+    def saturation(self) -> str:
+        """For loads meant to saturate the server: say so when neither server was the limit."""
+        m, f = self.best("mcpgym").server_util, self.best("floor").server_util
+        if max(m, f) < 0.7:
+            return f"{self.util()}: NOT server-bound (client or other load), compare CPU/op"
+        return self.util()
+
 
 @dataclass
 class Bench:
@@ -523,7 +531,7 @@ async def ws100(b: Bench) -> list[Row]:
             "steps/s",
             c.rate("mcpgym"),
             c.rate("floor"),
-            note=f"{c.util()}; {b.cfg.agg_procs} client procs",
+            note=f"{c.saturation()}; {b.cfg.agg_procs} client procs",
         ),
         Row(
             "ws100_cpu",
@@ -557,7 +565,7 @@ async def http(b: Bench) -> list[Row]:
             "req/s",
             c.rate("mcpgym"),
             c.rate("floor"),
-            note=c.util(),
+            note=c.saturation(),
         ),
         Row(
             "http_cpu",

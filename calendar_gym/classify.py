@@ -21,7 +21,8 @@ step whose prerequisites are done, then plan order. Then:
 - a write that matches no step closely enough: `wrong_args` (or `wrong_tool` without any step of
   that tool, `other` when it repeats an earlier call or redoes a done step);
 - `finish` with the wrong status: `other`; with the right status before the plan's writes are
-  done: `wrong_order`.
+  done: `wrong_order` (unless each missing step was attempted and already labelled: one mistake
+  is counted once).
 Reads that advance nothing are exploration, not failures: the gold plan is one solution, and
 looking around costs steps, not correctness. A successful call that fully matches a step advances
 it even out of order (order matters when it breaks something, and then a call fails).
@@ -194,6 +195,7 @@ class _Classifier:
         self.plan = _Plan(task)
         self.seen: set[str] = set()
         self.finished = False
+        self.attempted: set[str] = set()
 
     def label(self, call: Call) -> tuple[Label, str, str | None] | None:
         repeat = _key(call) in self.seen
@@ -229,7 +231,7 @@ class _Classifier:
         if status != self.task.finish:
             return "other", f"finish status {status!r}, expected {self.task.finish!r}", "finish"
         missing = self.plan.missing(self.task.plan[-1])
-        if missing:
+        if missing and not set(missing) <= self.attempted:
             return "wrong_order", f"finished before steps {missing} were done", "finish"
         self.plan.advance(self.task.plan[-1], call.result)
         return None
@@ -278,4 +280,6 @@ def classify(task: Task, calls: Sequence[Call]) -> list[Failure]:
         if found is not None:
             label, reason, step = found
             out.append(Failure(i, call.tool, label, reason, step))
+            if step is not None:
+                classifier.attempted.add(step)
     return out

@@ -27,30 +27,19 @@ from pydantic import Field
 
 from calendar_gym.acl import RANK, effective_role, resolve_calendar_id
 from calendar_gym.errors import ERROR_MODES, ApiError, CalendarUnknownTool, ErrorMode, render
-from calendar_gym.grading import TASK_RUBRIC, Grade
 from calendar_gym.scopes import DEFAULT_SCOPES, missing_scope, normalise_scopes
 from calendar_gym.seed_world import DEFAULT_NOW, MAIN_USER, WORLD_VERSION
 from calendar_gym.shared import SHARED_WORLDS
 from calendar_gym.store import Store, state_hash
 from calendar_gym.suggest import suggest_field, suggest_tools
-from calendar_gym.tasks.episode import TaskEpisode
-from calendar_gym.tasks.loader import LATEST, get_task
+from calendar_gym.tasks.play import TaskPlay
 from calendar_gym.timeutil import TimeError, format_in_zone, parse_rfc3339
 from calendar_gym.tools_acl import AclTools
 from calendar_gym.tools_calendars import CalendarTools
 from calendar_gym.tools_events import EventTools
 from calendar_gym.tools_misc import MiscTools
 from calendar_gym.validation import check_arguments
-from mcpgym import (
-    CallToolAction,
-    ListToolsAction,
-    MCPEnvironment,
-    Observation,
-    State,
-    ToolError,
-    ToolSpec,
-    tool,
-)
+from mcpgym import MCPEnvironment, Observation, State, ToolError, ToolSpec, tool
 from mcpgym.errors import InvalidRequest, InvalidToolArguments, SessionError
 
 __all__ = ["RESET_OPTIONS", "CalendarEnv", "CalendarState"]
@@ -68,7 +57,6 @@ RESET_OPTIONS = (
     "task",
     "suite",
 )
-_TASK_FIXES = ("user", "scopes", "now", "seed_patch", "world_version", "shared_world")
 FinishStatus = Literal["done", "cannot_complete", "needs_clarification"]
 
 
@@ -90,7 +78,7 @@ class CalendarState(State):
     grade: dict[str, Any] | None = None
 
 
-class CalendarEnv(MCPEnvironment, EventTools, CalendarTools, AclTools, MiscTools):
+class CalendarEnv(TaskPlay, MCPEnvironment, EventTools, CalendarTools, AclTools, MiscTools):
     """Google-Calendar-shaped, multi-user environment with ACLs and structured errors.
 
     Reset options (all optional):
@@ -120,8 +108,6 @@ class CalendarEnv(MCPEnvironment, EventTools, CalendarTools, AclTools, MiscTools
     _state: CalendarState  # pyright: ignore[reportIncompatibleVariableOverride]
     _store: Store | None = None
     _shared_key: str | None = None
-    _task: TaskEpisode | None = None
-    _over_limit: bool = False
 
     @property
     def store(self) -> Store:  # type: ignore[override]
@@ -151,7 +137,7 @@ class CalendarEnv(MCPEnvironment, EventTools, CalendarTools, AclTools, MiscTools
             )
         task_id = kwargs.get("task")
         if task_id is not None:
-            kwargs = self._task_options(str(task_id), kwargs)
+            kwargs = self.task_options(str(task_id), kwargs)
         now = kwargs.get("now") or DEFAULT_NOW
         try:
             parse_rfc3339(str(now))
@@ -176,10 +162,7 @@ class CalendarEnv(MCPEnvironment, EventTools, CalendarTools, AclTools, MiscTools
         self._store, self._shared_key = store, shared_key
         self.user, self.scopes, self.error_mode = user, scopes, mode
         self.now = store.now
-        task = get_task(str(task_id), str(kwargs.get("suite", LATEST))) if task_id else None
-        self._task = TaskEpisode(task, store) if task is not None else None
-        self._over_limit = False
-        self.rubric = TASK_RUBRIC if task is not None else None
+        task = self.start_task(kwargs, store)
         self._state = CalendarState(  # pyright: ignore[reportIncompatibleVariableOverride]
             episode_id=self._state.episode_id,
             user=user,
@@ -202,27 +185,6 @@ class CalendarEnv(MCPEnvironment, EventTools, CalendarTools, AclTools, MiscTools
         if task is not None:
             metadata.update(task=task.id, tier=task.tier, max_steps=task.max_steps)
         return Observation(metadata=metadata)
-
-    @staticmethod
-    def _task_options(task_id: str, options: dict[str, Any]) -> dict[str, Any]:
-        """The reset options a task implies (it fixes who, when and which world)."""
-        fixed = [k for k in _TASK_FIXES if k in options]
-        if fixed:
-            raise InvalidRequest(
-                f"reset option(s) {fixed} cannot be combined with task: the task fixes them",
-                errors=[{"field": k} for k in fixed],
-            )
-        try:
-            task = get_task(task_id, str(options.get("suite", LATEST)))
-        except (KeyError, ValueError) as exc:
-            raise InvalidRequest(f"invalid task: {exc}", errors=[{"field": "task"}]) from None
-        return {
-            **options,
-            "user": task.user,
-            "scopes": task.scopes,
-            "now": task.now,
-            "seed_patch": task.seed_patch,
-        }
 
     def _open_store(self, seed: int, now: str, options: dict[str, Any]) -> tuple[Store, str | None]:
         """A private copy of the world, or the shared world this session should attach to."""
@@ -307,7 +269,7 @@ class CalendarEnv(MCPEnvironment, EventTools, CalendarTools, AclTools, MiscTools
         wrote = False
         try:
             spec = self.get_tool(name)
-            if st.finish_status is not None or self._over_limit:
+            if st.finish_status is not None or self.over_limit:
                 why = (
                     f"finish({st.finish_status!r}) was already called"
                     if st.finish_status is not None
@@ -340,16 +302,16 @@ class CalendarEnv(MCPEnvironment, EventTools, CalendarTools, AclTools, MiscTools
             result = spec.dump_result(value)
         except ApiError as err:
             st.errors += 1
-            self._record(name, arguments, error=err.code)
+            self.record_call(name, arguments, error=err.code)
             raise render(err, self.error_mode, name) from None
         except ToolError as err:
             st.errors += 1
             code = "UNKNOWN_TOOL" if isinstance(err, CalendarUnknownTool) else err.error_type
-            self._record(name, arguments, error=code)
+            self.record_call(name, arguments, error=code)
             raise
         except Exception as exc:
             st.errors += 1
-            self._record(name, arguments, error="INTERNAL")
+            self.record_call(name, arguments, error="INTERNAL")
             log.exception("calendar tool %s failed", name)
             err = ApiError(
                 "INTERNAL",
@@ -359,12 +321,8 @@ class CalendarEnv(MCPEnvironment, EventTools, CalendarTools, AclTools, MiscTools
                 hint="This is a fault of the environment, not of your call.",
             )
             raise render(err, self.error_mode, name) from exc
-        self._record(name, arguments, result=result, wrote=wrote)
+        self.record_call(name, arguments, result=result, wrote=wrote)
         return result
-
-    def _record(self, name: str, arguments: Any, **outcome: Any) -> None:
-        if self._task is not None:
-            self._task.record(name, arguments, **outcome)
 
     @staticmethod
     def _validated(spec: ToolSpec, args: dict[str, Any]) -> dict[str, Any]:
@@ -396,56 +354,6 @@ class CalendarEnv(MCPEnvironment, EventTools, CalendarTools, AclTools, MiscTools
             if row is not None and RANK[effective_role(self.store, self.user, cid)] > 0:
                 return str(row["time_zone"])
         return self.user_tz()
-
-    # -- tasks: step limit and grading ------------------------------------------------------
-
-    def step(
-        self, action: ListToolsAction | CallToolAction, timeout_s: float | None = None, **kw: Any
-    ) -> Observation:
-        """Apply one action; a task episode also ends (graded) at the task's step limit."""
-        last = self._arm_limit()
-        obs = super().step(action, timeout_s, **kw)
-        return self._graded(obs, last)
-
-    async def astep(
-        self, action: ListToolsAction | CallToolAction, timeout_s: float | None = None, **kw: Any
-    ) -> Observation:
-        """`step` for async callers (servers and the evaluation runner)."""
-        last = self._arm_limit()
-        obs = await super().astep(action, timeout_s, **kw)
-        return self._graded(obs, last)
-
-    def _arm_limit(self) -> bool:
-        """Whether this step is the task's last allowed one (then the episode ends with it)."""
-        if self._task is None or self._done or not self._started:
-            return False
-        if self._state.step_count + 1 >= self._task.task.max_steps:
-            self.end_episode()  # read by the framework after the call: this step is `done`
-            return True
-        return False
-
-    def _graded(self, obs: Observation, last: bool) -> Observation:
-        if last:
-            self._over_limit = True
-        if self._task is not None and obs.done:
-            obs.metadata.update(self._task.metadata(self._state.finish_status))
-        return obs
-
-    def task_grade(self) -> Grade | None:
-        """The grade of the task episode so far (None without a task)."""
-        if self._task is None:
-            return None
-        return self._task.grade(self._state.finish_status)
-
-    @property
-    def state(self) -> CalendarState:  # pyright: ignore[reportIncompatibleVariableOverride]
-        """The episode's bookkeeping; in a task episode `grade` is the grade so far."""
-        st = super().state
-        assert isinstance(st, CalendarState)
-        grade = self.task_grade() if self._started else None
-        if grade is not None:
-            st.grade = grade.model_dump(mode="json")
-        return st
 
     # -- finishing ---------------------------------------------------------------------------
 

@@ -57,6 +57,7 @@ __all__ = [
     "call_stats",
     "check_assertions",
     "grade",
+    "held_on_seed",
 ]
 
 
@@ -111,11 +112,24 @@ def _entity(task: Task) -> Any:
     return lambda ref: entity_value(task, ref)
 
 
+def _bind(where: Mapping[str, Any], state: Snapshot, user: str) -> dict[str, Any]:
+    """`where` with `{"$calendar": {...}}` replaced by the ids of the matching calendars in
+    `state` (for rows of a calendar the agent created, whose id the task cannot know)."""
+    out: dict[str, Any] = {}
+    for key, value in where.items():
+        if isinstance(value, Mapping) and "$calendar" in value:
+            ids = [r["id"] for r in _rows(state, "calendars", value["$calendar"], user)]
+            value = {"$in": ids}
+        out[key] = value
+    return out
+
+
 def _rows(state: Snapshot, table: str, where: Mapping[str, Any], user: str) -> list[Row]:
+    bound = _bind(where, state, user)
     return [
         row
         for row in state.get(table, {}).values()
-        if all(matches(v, row.get(k), user=user) for k, v in where.items())
+        if all(matches(v, row.get(k), user=user) for k, v in bound.items())
     ]
 
 
@@ -143,6 +157,7 @@ def _check(assertion: Any, task: Task, state: Snapshot, seed: Snapshot) -> tuple
         return not wrong, (f"{', '.join(wrong)} differ" if wrong else "fields match")
     assert isinstance(assertion, UnchangedAssertion)
     where = resolve(assertion.where, _entity(task))
+    where = _bind(where, seed, user)
     keys = [k for k, row in seed.get(assertion.table, {}).items() if _matches_row(row, where, user)]
     changed = [k for k in keys if state.get(assertion.table, {}).get(k) != seed[assertion.table][k]]
     return not changed, f"{len(changed)} of {len(keys)} row(s) changed"
@@ -152,31 +167,45 @@ def _matches_row(row: Row, where: Mapping[str, Any], user: str) -> bool:
     return all(matches(v, row.get(k), user=user) for k, v in where.items())
 
 
-def allowed(task: Task, change: Change) -> bool:
-    """Whether the task allows `change` (some pattern matches its row before or after)."""
+def allowed(task: Task, change: Change, state: Snapshot) -> bool:
+    """Whether the task allows `change` (some pattern matches its row before or after);
+    `state` is the world after the change (patterns may name calendars by `$calendar`)."""
     for pattern in task.allowed_writes:
         if pattern.table != change.table or change.op not in pattern.ops:
             continue
-        where = resolve(pattern.where, _entity(task))
+        where = _bind(resolve(pattern.where, _entity(task)), state, task.user)
         rows = [r for r in (change.before, change.after) if r is not None]
         if any(_matches_row(r, where, task.user) for r in rows):
             return True
     return False
 
 
+def held_on_seed(task: Task, seed: Snapshot) -> list[bool]:
+    """Whether each assertion of `task` already holds on the seed state."""
+    return [_check(a, task, seed, seed)[0] for a in task.assertions]
+
+
 def check_assertions(
-    task: Task, seed: Snapshot, final: Snapshot, finish_status: str | None
+    task: Task,
+    seed: Snapshot,
+    final: Snapshot,
+    finish_status: str | None,
+    *,
+    changes: Sequence[Change] | None = None,
+    before: Sequence[bool] | None = None,
 ) -> list[AssertionResult]:
-    """Every assertion of `task` on `final` (and on `seed`, for `held_before`), then the two
-    implicit ones: no writes outside the allowed set, and the finish status."""
+    """Every assertion of `task` on `final`, then the two implicit ones: no writes outside the
+    allowed set, and the finish status. `changes` (the seed→final diff) and `before`
+    (`held_on_seed`) are computed when not given."""
+    before = held_on_seed(task, seed) if before is None else before
+    changes = diff(seed, final) if changes is None else changes
     out: list[AssertionResult] = []
     for i, assertion in enumerate(task.assertions):
         holds, detail = _check(assertion, task, final, seed)
-        before, _ = _check(assertion, task, seed, seed)
         name = assertion.name or f"{assertion.type} #{i + 1}"
         out.append(AssertionResult(name=name, type=assertion.type, goal=assertion.goal,
-                                   holds=holds, held_before=before, detail=detail))  # fmt: skip
-    outside = [c for c in diff(seed, final) if not allowed(task, c)]
+                                   holds=holds, held_before=before[i], detail=detail))  # fmt: skip
+    outside = [c for c in changes if not allowed(task, c, final)]
     out.append(
         AssertionResult(
             name="no writes outside the allowed set",
@@ -239,9 +268,12 @@ def grade(
     *,
     finish_status: str | None,
     calls: Sequence[Call],
+    before: Sequence[bool] | None = None,
 ) -> Grade:
-    """Grade one episode of `task` from its seed and final snapshots and its calls."""
-    results = check_assertions(task, seed, final, finish_status)
+    """Grade one episode of `task` from its seed and final snapshots and its calls (`before`:
+    `held_on_seed`, if already known)."""
+    changes = diff(seed, final)
+    results = check_assertions(task, seed, final, finish_status, changes=changes, before=before)
     success = all(r.holds for r in results)
     fraction = sum(r.holds for r in results) / len(results)
     progress = any(r.goal and r.holds and not r.held_before for r in results)
@@ -254,7 +286,7 @@ def grade(
         finish_status=finish_status,
         expected_finish=task.finish,
         assertions=results,
-        changes=[c.summary() for c in diff(seed, final)],
+        changes=[c.summary() for c in changes],
         stats=call_stats(calls, success),
     )
 

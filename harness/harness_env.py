@@ -28,62 +28,36 @@ import asyncio
 import contextlib
 import inspect
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from mcpgym.env import Environment
 from mcpgym.errors import SessionError
 from mcpgym.harness.adapters.base import AgenticHarnessAdapter, HarnessError, ModelEndpoint
-from mcpgym.harness.adapters.env_server import EnvToolCall, EpisodeToolServer
+from mcpgym.harness.adapters.env_server import EpisodeToolServer
+from mcpgym.harness.adapters.episode import (
+    EventHook,
+    HarnessAction,
+    HarnessObservation,
+    HarnessState,
+    Termination,
+)
 from mcpgym.harness.adapters.events import TurnComplete, llm_event
 from mcpgym.harness.trajectory import ToolCallRecord as TrajectoryToolCall
-from mcpgym.harness.trajectory import Trajectory, Turn, build_trajectory
+from mcpgym.harness.trajectory import Trajectory, TrajectoryWriter, Turn, build_trajectory
 from mcpgym.rubrics import Rubric, RubricTrace
-from mcpgym.types import Action, Observation, State
+from mcpgym.tools import Mode
 
 __all__ = [
+    "EventHook",
     "HarnessAction",
     "HarnessEnvironment",
     "HarnessObservation",
     "HarnessState",
     "Termination",
 ]
-
-Termination = Literal["harness_crashed", "turn_timeout"]
-"""How a turn ended an episode abnormally."""
-
-EventHook = Callable[[BaseModel], Awaitable[None] | None]
-
-
-class HarnessAction(Action):
-    """One user message: the harness answers it in one turn."""
-
-    message: str = Field(min_length=1)
-
-
-class HarnessObservation(Observation):
-    """What one turn did: the response, the events, the environment's record of the tool calls,
-    and — when the turn ended the episode abnormally — `termination` and `error`."""
-
-    response: str = ""
-    events: list[dict[str, Any]] = Field(default_factory=list)
-    tool_calls: list[EnvToolCall] = Field(default_factory=list)
-    termination: Termination | None = None
-    error: str | None = None
-
-
-class HarnessState(State):
-    """The episode's bookkeeping; `env_state` is the wrapped environment's state."""
-
-    harness: str = ""
-    running: bool = False
-    turns: int = 0
-    tool_calls: int = 0
-    termination: Termination | None = None
-    mcp_url: str | None = None
-    env_state: dict[str, Any] = Field(default_factory=dict)
 
 
 class HarnessEnvironment(Environment[HarnessAction, HarnessObservation, HarnessState]):
@@ -96,8 +70,11 @@ class HarnessEnvironment(Environment[HarnessAction, HarnessObservation, HarnessS
         turn_timeout_s: a turn's deadline (`step(timeout_s=...)` overrides it per turn).
         transport: how the harness reaches the tools: `"http"` or `"stdio"`.
         server_name: the MCP server's name (the harness derives tool names from it).
+        tools: which face of the environment the harness sees: `"production"` (default) or
+            `"simulation"` (for task suites whose `finish` tool is simulation-only).
         rubric: scores each turn (else the sum of the tool calls' rewards).
         on_event: called with every event as it happens (the `/harness` WebSocket streams them).
+        trajectories: each episode's `trajectory()` is appended there when the episode ends.
     """
 
     action_type = HarnessAction
@@ -116,16 +93,18 @@ class HarnessEnvironment(Environment[HarnessAction, HarnessObservation, HarnessS
         turn_timeout_s: float = 600.0,
         transport: Literal["http", "stdio"] = "http",
         server_name: str = "env",
+        tools: Mode = "production",
         rubric: Rubric | None = None,
         on_event: EventHook | None = None,
+        trajectories: TrajectoryWriter | None = None,
     ) -> None:
         self.adapter = adapter if isinstance(adapter, AgenticHarnessAdapter) else adapter()
-        self.tools = EpisodeToolServer(env, name=server_name)
+        self.tools = EpisodeToolServer(env, name=server_name, mode=tools)
         self.model, self.capture, self.model_name = model, capture, model_name
         self.turn_timeout_s, self.transport = turn_timeout_s, transport
         if rubric is not None:
             self.rubric = rubric
-        self.on_event = on_event
+        self.on_event, self.trajectories = on_event, trajectories
         self.capture_key: str | None = None
         self.turns: list[Turn] = []
         self._state = HarnessState(harness=self.adapter.name)
@@ -149,7 +128,7 @@ class HarnessEnvironment(Environment[HarnessAction, HarnessObservation, HarnessS
         self._state = HarnessState(episode_id=episode_id, harness=self.adapter.name)
         self._trace, self.turns = RubricTrace(), []
         try:
-            await self.tools.start(options | kwargs)
+            observation = await self.tools.start(options | kwargs)
             await self.adapter.start(self.tools.mcp_server(self.transport), self._endpoint())
         except BaseException:
             await self._teardown()
@@ -159,9 +138,8 @@ class HarnessEnvironment(Environment[HarnessAction, HarnessObservation, HarnessS
         env_state = self.tools.env_state()
         self._state.episode_id = episode_id or env_state.get("episode_id")
         self._state.running, self._state.mcp_url = True, self.tools.url
-        return HarnessObservation(
-            metadata={"harness": self.adapter.name, "tools": names, "env_state": env_state}
-        )
+        meta = {"harness": self.adapter.name, "tools": names, "env_state": env_state}
+        return HarnessObservation(metadata=observation.metadata | meta)
 
     def _endpoint(self) -> ModelEndpoint | None:
         if self.capture is None:
@@ -288,9 +266,11 @@ class HarnessEnvironment(Environment[HarnessAction, HarnessObservation, HarnessS
     async def _teardown(self) -> None:
         """Stop the harness and the tool server (idempotent). The capture key is kept until the
         next reset, so the ended episode's `llm_calls()` can still be read."""
-        self._state.running = False
+        running, self._state.running = self._state.running, False
         await self.adapter.stop()
         await self.tools.stop()
+        if running and self.turns and self.trajectories is not None:
+            self.trajectories.write(self.trajectory())
 
     def _drop_capture_key(self) -> None:
         if self.capture is not None and self.capture_key is not None:

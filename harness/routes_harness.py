@@ -158,6 +158,6 @@ def harness_app(factory: HarnessFactory, **options: Any) -> Starlette:
 
     routes = [Route("/health", routes_http.health, methods=["GET"]), harness.route()]
     app = Starlette(routes=routes, lifespan=lifespan)
-    app.state.sessions = harness.sessions
+    app.state.sessions, app.state.settings = harness.sessions, harness.settings
     app.state.harness = harness
     return app

@@ -22,7 +22,6 @@ from mcp_types import INVALID_REQUEST, JSONRPCNotification, JSONRPCRequest
 from pydantic import ValidationError
 
 from mcpgym.mcp_env import MCPEnvironment
-
 from mcpgym.servers.mcp_server import CURRENT_ENV
 
 __all__ = ["answer_jsonrpc"]
@@ -48,11 +47,15 @@ class _FrameContext:
     async def notify(self, method: str, params: Any, opts: Any = None) -> None:
         return None
 
-    async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+    async def progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
         return None
 
 
-async def answer_jsonrpc(server: Server[Any], env: MCPEnvironment, message: Any) -> dict[str, Any] | None:
+async def answer_jsonrpc(
+    server: Server[Any], env: MCPEnvironment, message: Any
+) -> dict[str, Any] | None:
     """The JSON-RPC response to `message` from `env`'s tools; `None` for a notification."""
     if isinstance(message, dict) and "id" not in message:
         try:
@@ -79,6 +82,10 @@ async def answer_jsonrpc(server: Server[Any], env: MCPEnvironment, message: Any)
         return {"jsonrpc": "2.0", "id": request.id, "result": result}
     except Exception as exc:
         error = modern_error_data(exc)
-        return {"jsonrpc": "2.0", "id": request.id, "error": error.model_dump(mode="json", exclude_none=True)}
+        return {
+            "jsonrpc": "2.0",
+            "id": request.id,
+            "error": error.model_dump(mode="json", exclude_none=True),
+        }
     finally:
         CURRENT_ENV.reset(token)

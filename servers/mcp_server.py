@@ -7,6 +7,11 @@ One `Server` object serves every MCP transport (Streamable HTTP on `/mcp`, stdio
   `CURRENT_ENV` before handing the request over;
 - otherwise (simulation `/mcp`) each MCP connection gets its own instance from the session manager:
   a stateful session keeps one for its lifetime, a stateless request gets a fresh one.
+
+Tools run with a `SessionToolContext` (servers/mcp_context.py) as their `ToolContext`; the
+2026-07-28 request state it uses for multi-round questions is sealed by `RequestStateBoundary`.
+Content values become MCP content blocks (`tool_result`); tool failures become `isError` results
+(`error_result`); an unknown or hidden tool is JSON-RPC -32602.
 """
 
 from __future__ import annotations

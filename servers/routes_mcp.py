@@ -1,8 +1,11 @@
 """`/mcp`: Streamable HTTP from the official `mcp` package, behind our Origin and bearer checks.
 
-The session manager serves both protocol eras (2025-11-25 sessions and 2026-07-28 stateless
-requests). In front of it we answer a bad `Origin` with 403 and a missing or wrong token with 401
-*before* the manager looks at session ids, and in production we pick the principal's environment.
+The session manager (`build_session_manager`) serves both protocol eras (2025-11-25 sessions and
+2026-07-28 stateless requests), with JSON or SSE responses as the tools need (`json_responses`).
+In front of it, `McpEndpoint` answers a bad `Origin` with 403 and a missing or wrong token with
+401 *before* the manager looks at session ids, refuses JSON-RPC batches (400, -32600) in both
+eras, strips optional whitespace around header values, and in production picks the principal's
+environment.
 """
 
 from __future__ import annotations
@@ -160,7 +163,7 @@ def _unauthorized() -> JSONResponse:
 
 
 class McpEndpoint:
-    """ASGI endpoint for `/mcp`."""
+    """ASGI endpoint for `/mcp` (see the module docstring for what it checks, in order)."""
 
     def __init__(
         self,

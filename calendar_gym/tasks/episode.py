@@ -21,22 +21,24 @@ from __future__ import annotations
 from typing import Any
 
 from calendar_gym.classify import Call, Failure, classify, counts
-from calendar_gym.grading import Grade, allowed, grade
+from calendar_gym.grading import Grade, allowed, grade, held_on_seed
 from calendar_gym.store import Store
 from calendar_gym.tasks.model import Task
-from calendar_gym.tasks.snapshot import Snapshot, diff, snapshot
+from calendar_gym.tasks.snapshot import ChangeLog, Snapshot, diff, snapshot
 
 __all__ = ["TaskEpisode"]
 
-_SEEDS: dict[tuple[str, str], Snapshot] = {}
+_SEEDS: dict[tuple[str, str], tuple[Snapshot, list[bool]]] = {}
 
 
-def _seed_snapshot(task: Task, store: Store) -> Snapshot:
-    """The seed state of `task` (the same for every seed: generated ids only appear on writes)."""
+def _seed_state(task: Task, store: Store) -> tuple[Snapshot, list[bool]]:
+    """The seed state of `task` and which assertions hold on it, computed once per process
+    (the same for every seed: generated ids only appear on writes)."""
     key = (task.id, store.world_version)
     found = _SEEDS.get(key)
     if found is None:
-        found = _SEEDS[key] = snapshot(store)
+        seed = snapshot(store)
+        found = _SEEDS[key] = (seed, held_on_seed(task, seed))
     return found
 
 
@@ -46,7 +48,8 @@ class TaskEpisode:
     def __init__(self, task: Task, store: Store) -> None:
         self.task = task
         self.store = store
-        self.seed = _seed_snapshot(task, store)
+        self.seed, self._before = _seed_state(task, store)
+        self._log = ChangeLog(store)
         self.current = self.seed
         self.calls: list[Call] = []
         self._cache: tuple[int, str | None, Grade, list[Failure]] | None = None
@@ -63,8 +66,8 @@ class TaskEpisode:
         """Log one call; after a write, snapshot the world and check the write's changes."""
         outside = False
         if wrote:
-            after = snapshot(self.store)
-            outside = any(not allowed(self.task, c) for c in diff(self.current, after))
+            after = self._log.refresh(self.current)
+            outside = any(not allowed(self.task, c, after) for c in diff(self.current, after))
             self.current = after
         args = dict(arguments) if isinstance(arguments, dict) else {}
         self.calls.append(Call(tool, args, error, result, wrote, outside))
@@ -73,7 +76,12 @@ class TaskEpisode:
         key = (len(self.calls), finish_status)
         if self._cache is None or self._cache[:2] != key:
             g = grade(
-                self.task, self.seed, self.current, finish_status=finish_status, calls=self.calls
+                self.task,
+                self.seed,
+                self.current,
+                finish_status=finish_status,
+                calls=self.calls,
+                before=self._before,
             )
             self._cache = (*key, g, classify(self.task, self.calls))
         return self._cache[2], self._cache[3]

@@ -6,6 +6,10 @@ dropping bookkeeping that changes on every write without meaning anything (etags
 of emails). `diff(before, after)` lists inserted, updated and deleted rows with the fields that
 changed, so "no writes outside the allowed set" is a question about that list.
 
+`ChangeLog` makes snapshots after a write cheap: temporary SQLite triggers record the key of every
+row a statement touches (rolled back with a failed call's transaction, invisible to `Store.dump`),
+and `ChangeLog.refresh(snapshot)` re-reads only those rows.
+
 Example:
     >>> from calendar_gym.store import Store
     >>> store = Store.create(now="2026-03-04T09:00:00-05:00")
@@ -23,7 +27,7 @@ from typing import Any
 
 from calendar_gym.store import Store
 
-__all__ = ["KEYS", "Change", "Row", "Snapshot", "diff", "snapshot"]
+__all__ = ["KEYS", "Change", "ChangeLog", "Row", "Snapshot", "diff", "snapshot"]
 
 Row = dict[str, Any]
 Snapshot = dict[str, dict[tuple[str, ...], Row]]
@@ -56,13 +60,86 @@ def _row(table: str, raw: dict[str, Any]) -> Row:
     return row
 
 
+_CACHE: dict[tuple[Any, ...], Row] = {}
+_CACHE_LIMIT = 200_000
+
+
+def _cached_row(table: str, names: tuple[str, ...], values: tuple[Any, ...]) -> Row:
+    """`_row`, memoised on the raw values: most rows never change within a suite run, and
+    decoding their JSON columns again on every snapshot would dominate grading time."""
+    key = (table, *values)
+    found = _CACHE.get(key)
+    if found is None:
+        if len(_CACHE) >= _CACHE_LIMIT:
+            _CACHE.clear()
+        found = _CACHE[key] = _row(table, dict(zip(names, values, strict=True)))
+    return found
+
+
 def snapshot(store: Store) -> Snapshot:
-    """Every gradable row of `store`, normalised (see the module docstring)."""
+    """Every gradable row of `store`, normalised (see the module docstring).
+
+    Rows are shared between snapshots (memoised): treat them as read-only.
+    """
     out: Snapshot = {}
     for table, key in KEYS.items():
-        rows = store.all(f"SELECT * FROM {table}")
-        out[table] = {tuple(str(r[k]) for k in key): _row(table, dict(r)) for r in rows}
+        cursor = store.conn.execute(f"SELECT * FROM {table}")
+        names = tuple(d[0] for d in cursor.description)
+        index = [names.index(k) for k in key]
+        rows = {}
+        for raw in cursor.fetchall():
+            values = tuple(raw)
+            rows[tuple(str(values[i]) for i in index)] = _cached_row(table, names, values)
+        out[table] = rows
     return out
+
+
+class ChangeLog:
+    """Records which gradable rows of a store change, so a snapshot can be brought up to date by
+    re-reading just those (see the module docstring). One per store; installs temp triggers."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        conn = store.conn
+        conn.execute("CREATE TEMP TABLE IF NOT EXISTS grading_dirty (tbl TEXT, k1 TEXT, k2 TEXT)")
+        for table, key in KEYS.items():
+            for event, rows in (("INSERT", ("NEW",)), ("UPDATE", ("OLD", "NEW")),
+                                ("DELETE", ("OLD",))):  # fmt: skip
+                inserts = " ".join(
+                    f"INSERT INTO grading_dirty VALUES ('{table}', {r}.{key[0]}, "
+                    f"{f'{r}.{key[1]}' if len(key) > 1 else 'NULL'});"
+                    for r in rows
+                )
+                conn.execute(
+                    f"CREATE TEMP TRIGGER IF NOT EXISTS grading_{table}_{event.lower()} "
+                    f"AFTER {event} ON main.{table} BEGIN {inserts} END"
+                )
+        conn.execute("DELETE FROM grading_dirty")
+
+    def refresh(self, before: Snapshot) -> Snapshot:
+        """`before` updated with every row changed since the last refresh (a new snapshot;
+        `before` is not modified)."""
+        conn = self.store.conn
+        dirty = conn.execute("SELECT DISTINCT tbl, k1, k2 FROM grading_dirty").fetchall()
+        if not dirty:
+            return before
+        conn.execute("DELETE FROM grading_dirty")
+        after = dict(before)
+        for table in {d[0] for d in dirty}:
+            after[table] = dict(before.get(table, {}))
+        for table, k1, k2 in dirty:
+            key = KEYS[table]
+            values = (k1,) if len(key) == 1 else (k1, k2)
+            where = " AND ".join(f"{k} = ?" for k in key)
+            cursor = conn.execute(f"SELECT * FROM {table} WHERE {where}", values)
+            raw = cursor.fetchone()
+            row_key = tuple(str(v) for v in values)
+            if raw is None:
+                after[table].pop(row_key, None)
+            else:
+                names = tuple(d[0] for d in cursor.description)
+                after[table][row_key] = _cached_row(table, names, tuple(raw))
+        return after
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +172,7 @@ def diff(before: Snapshot, after: Snapshot) -> list[Change]:
         old, new = before.get(table, {}), after.get(table, {})
         for key in sorted(old.keys() | new.keys()):
             a, b = old.get(key), new.get(key)
-            if a == b:
+            if a is b or a == b:  # memoised rows: unchanged rows are the same object
                 continue
             if a is None:
                 changes.append(Change(table, key, "insert", None, b))

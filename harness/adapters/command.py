@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import abc
 import json
+import os
+import shutil
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -24,6 +26,7 @@ from pydantic import BaseModel
 
 from mcpgym.harness.adapters.base import (
     AgenticHarnessAdapter,
+    HarnessError,
     McpServer,
     ModelEndpoint,
     TextEvent,
@@ -32,7 +35,26 @@ from mcpgym.harness.adapters.base import (
 from mcpgym.harness.adapters.home import EpisodeHome
 from mcpgym.harness.adapters.process import HarnessProcess
 
-__all__ = ["PerTurnCommandAdapter", "PersistentCommandAdapter", "json_lines"]
+__all__ = [
+    "PerTurnCommandAdapter",
+    "PersistentCommandAdapter",
+    "json_line",
+    "json_lines",
+    "resolve_executable",
+]
+
+
+def resolve_executable(program: str, env: Mapping[str, str] | None = None) -> str:
+    """`program` as an absolute path (a harness runs in its own working directory), looked up
+    on `PATH` (the harness's, else ours) when it has no slash; `HarnessError` when missing."""
+    if os.sep in program:
+        path = os.path.abspath(program)
+        found = path if os.access(path, os.X_OK) else None
+    else:
+        found = shutil.which(program, path=(env or {}).get("PATH") or os.environ.get("PATH"))
+    if found is None:
+        raise HarnessError(f"harness program {program!r} not found (is it installed?)")
+    return found
 
 
 def json_line(line: str) -> dict[str, Any] | None:
@@ -102,6 +124,7 @@ class PersistentCommandAdapter(_CommandAdapter):
     async def _start(self, mcp: McpServer, model: ModelEndpoint | None) -> None:
         self.home = EpisodeHome(self.name)
         argv, env = self._launch(self.home, mcp, model)
+        argv = [resolve_executable(argv[0], env), *argv[1:]]
         self._proc = await HarnessProcess.spawn(argv, env=env, cwd=self.home.work, stdin=True)
 
     async def _turn(self, message: str) -> AsyncIterator[Any]:
@@ -153,7 +176,8 @@ class PerTurnCommandAdapter(_CommandAdapter):
     async def _turn(self, message: str) -> AsyncIterator[Any]:
         assert self.home is not None
         self.turns += 1
-        argv, text = self._argv(message, self.turns), self._stdin(message)
+        argv, text = list(self._argv(message, self.turns)), self._stdin(message)
+        argv[0] = resolve_executable(argv[0], self._env)
         proc = self._proc = await HarnessProcess.spawn(
             argv, env=self._env, cwd=self.home.work, stdin=text is not None
         )

@@ -1,11 +1,14 @@
-"""`EpisodeToolServer`: the wrapped environment's production tools as a real MCP server for one
-harness episode, with the environment's own record of every call.
+"""`EpisodeToolServer`: the wrapped environment's tools as a real MCP server for one harness
+episode, with the environment's own record of every call.
 
-Each episode gets a fresh Starlette app from `mcpgym.servers.create_app(mode="production")`,
-served by uvicorn on `127.0.0.1:<free port>` on the caller's event loop, behind a per-episode
-bearer token. The one live instance is reset with the episode's options (the app's shared
-service principal `""` carries them), so a harness sees exactly the production face: tools tagged
-`simulation` do not exist, and `reset`/`step`/`state` are not reachable at all.
+Each episode gets a fresh instance, reset with the episode's options, and a fresh Starlette app
+serving it on `/mcp` — the servers package's own pieces (`build_mcp_server` with the instance as
+its service, `build_session_manager`, `McpEndpoint` with its Origin and bearer checks), exactly as
+`mcpgym serve --mode production` serves its live instance — run by uvicorn on `127.0.0.1:<free
+port>` on the caller's event loop, behind a per-episode bearer token. The face is the
+production one by default: tools tagged `simulation` do not exist, and `reset`/`step`/`state` are
+not reachable at all. `mode="simulation"` serves the simulation face instead (still without
+`reset`/`step`/`state`), for task suites whose `finish` tool is simulation-only.
 
 The instance stays in this process, so the episode's bookkeeping works as in simulation: every
 MCP `tools/call` is recorded (`EnvToolCall`) and scored like a simulation step — the
@@ -24,16 +27,22 @@ import secrets
 import socket
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Literal
 
 import uvicorn
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.applications import Starlette
+from starlette.routing import Route
 
 from mcpgym.errors import ToolError
 from mcpgym.harness.adapters.base import HarnessError, McpServer
 from mcpgym.mcp_env import MCPEnvironment
-from mcpgym.servers import create_app, load_target
+from mcpgym.servers.factory import load_target, make_factory
+from mcpgym.servers.mcp_server import build_mcp_server
+from mcpgym.servers.routes_mcp import McpEndpoint, build_session_manager
+from mcpgym.servers.settings import ServerSettings
+from mcpgym.tools import Mode
 from mcpgym.types import CallToolAction, CallToolObservation, Observation, ToolErrorInfo
 
 __all__ = ["EnvToolCall", "EpisodeToolServer"]
@@ -77,17 +86,18 @@ async def _serve(server: uvicorn.Server, sock: socket.socket) -> None:
 
 
 class EpisodeToolServer:
-    """Serve one episode of `target` (an `MCPEnvironment` class, factory or `"module:attr"`)."""
+    """Serve one episode of `target` (an `MCPEnvironment` class, factory or `"module:attr"`)
+    with the tools of `mode` (see the module docstring)."""
 
-    def __init__(self, target: Any, *, name: str = "env") -> None:
+    def __init__(self, target: Any, *, name: str = "env", mode: Mode = "production") -> None:
         self.target = load_target(target) if isinstance(target, str) else target
-        self.target_spec = target if isinstance(target, str) else None
-        self.name = name
+        self.name, self.mode = name, mode
         self.calls: list[EnvToolCall] = []
         self.turn: int | None = None
         self.token = ""
         self.port = 0
         self._env: MCPEnvironment | None = None
+        self._live: MCPEnvironment | None = None  # started and not yet closed
         self._server: _InLoopServer | None = None
         self._task: asyncio.Task[None] | None = None
         self._sock: socket.socket | None = None
@@ -113,18 +123,52 @@ class EpisodeToolServer:
     def _auth(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.token}"}
 
-    async def start(self, reset_options: dict[str, Any]) -> None:
-        """Build the app, serve it, reset the instance with `reset_options`."""
+    async def start(self, reset_options: dict[str, Any]) -> Observation:
+        """Build and reset the instance, then serve it; returns the reset observation."""
         await self.stop()
-        self.calls = []
-        self.token = secrets.token_urlsafe(24)
-        app = create_app(
-            self.target,
-            mode="production",
-            token=self.token,
-            principals={"": dict(reset_options)},
-            max_sessions=8,
+        self.calls, self.token = [], secrets.token_urlsafe(24)
+        factory, _ = make_factory(self.target, self.mode)
+        env = await asyncio.get_running_loop().run_in_executor(None, factory)
+        if not isinstance(env, MCPEnvironment):
+            raise HarnessError(f"{type(env).__name__} is not an MCPEnvironment: it has no tools")
+        self._env = self._live = env
+        try:
+            observation = await env.areset(**reset_options)
+            env.call_tool = self._recording(env, env.call_tool)  # type: ignore[method-assign]
+            await self._serve(self._app(env))
+        except BaseException:
+            await self.stop()
+            raise
+        return observation
+
+    def _app(self, env: MCPEnvironment) -> Starlette:
+        settings = ServerSettings(mode="production", token=self.token, max_sessions=8)
+
+        async def service() -> MCPEnvironment:
+            return env
+
+        meta = env.metadata()
+        server = build_mcp_server(
+            name=meta.name,
+            version=meta.version,
+            instructions=meta.description or None,
+            tool_specs=lambda: env.tool_specs,
+            mode=self.mode,
+            sessions=None,
+            default_env=service,
         )
+        manager = build_session_manager(server, settings, env.tool_specs)
+
+        @contextlib.asynccontextmanager
+        async def lifespan(app: Starlette) -> AsyncIterator[None]:
+            async with manager.run():
+                yield
+
+        endpoint = McpEndpoint(manager, settings, None)
+        route = Route("/mcp", endpoint, methods=["GET", "POST", "DELETE"])
+        return Starlette(routes=[route], lifespan=lifespan)
+
+    async def _serve(self, app: Starlette) -> None:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.bind(("127.0.0.1", 0))
         self._sock, self.port = sock, sock.getsockname()[1]
@@ -138,15 +182,8 @@ class EpisodeToolServer:
             if self._task.done() or time.monotonic() > deadline:
                 failed = self._task.done() and not self._task.cancelled()
                 error = self._task.exception() if failed else None
-                await self.stop()
                 raise HarnessError(f"the environment's MCP server did not start: {error!r}")
             await asyncio.sleep(0.005)
-        env = await app.state.production.for_token("")
-        if not isinstance(env, MCPEnvironment):
-            await self.stop()
-            raise HarnessError(f"{type(env).__name__} is not an MCPEnvironment: it has no tools")
-        self._env = env
-        env.call_tool = self._recording(env, env.call_tool)  # type: ignore[method-assign]
 
     def _recording(
         self, env: MCPEnvironment, call_tool: Callable[..., Awaitable[Any]]
@@ -198,7 +235,8 @@ class EpisodeToolServer:
             return {}
 
     async def stop(self) -> None:
-        """Stop serving and close the instance (idempotent); frees the port."""
+        """Stop serving and close the instance (idempotent); frees the port. The instance stays
+        readable (`env`, `env_state()`) until the next `start`."""
         server, task, sock = self._server, self._task, self._sock
         self._server = self._task = self._sock = None
         if server is not None:
@@ -214,3 +252,7 @@ class EpisodeToolServer:
                 pass
         if sock is not None:
             sock.close()
+        env, self._live = self._live, None
+        if env is not None:
+            with contextlib.suppress(Exception):  # closing must finish whatever the env does
+                await env.aclose()

@@ -26,15 +26,9 @@ from mcpgym.harness.capture.backend import (
     ModelRequest,
     Reply,
 )
-from mcpgym.harness.capture.conversation import (
-    Conversation,
-    Message,
-    Part,
-    ToolView,
-    parse_request,
-    parse_response,
-)
+from mcpgym.harness.capture.conversation import Conversation, Message, Part, ToolView
 from mcpgym.harness.capture.errors import error_body
+from mcpgym.harness.capture.parsing import parse_request, parse_response
 from mcpgym.harness.capture.proxy import CaptureProxy
 from mcpgym.harness.capture.records import LLMCall, Usage, token_ids_of, usage_of
 from mcpgym.harness.capture.segments import Segment, segment_call

@@ -13,8 +13,8 @@ import contextlib
 import inspect
 import json
 import time
-from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from typing import Any, cast
 
 import httpx
 from starlette.applications import Starlette
@@ -25,6 +25,7 @@ from starlette.routing import Route
 
 from mcpgym.harness.capture.backend import SSE, Backend, BackendError, Dialect, ModelRequest
 from mcpgym.harness.capture.errors import error_event, error_response
+from mcpgym.harness.capture.listing import models_body
 from mcpgym.harness.capture.records import LLMCall, token_ids_of, usage_of
 from mcpgym.harness.capture.store import CallStore
 from mcpgym.harness.capture.streams import SSEParser, reassembler_for
@@ -106,8 +107,9 @@ class _Handler:
         except Exception as exc:
             return self._finish_error(call, t0, 502, f"backend failed: {exc!r}")
         if isinstance(reply, dict):
-            self._finish(call, t0, 200, reply, None)
-            return JSONResponse(reply)
+            answer = cast(dict[str, Any], reply)
+            self._finish(call, t0, 200, answer, None)
+            return JSONResponse(answer)
         if not call.stream:  # events for a non-streamed request: answer with the folded body
             folder = reassembler_for(dialect)
             async for event in _events(reply):
@@ -199,33 +201,16 @@ class _Handler:
     # --- everything else ---------------------------------------------------------------------
 
     async def models_list(self, request: Request) -> Response:
-        anthropic = "anthropic-version" in request.headers
-        upstream = self.upstreams.get("anthropic" if anthropic else "openai-chat") or (
-            None if anthropic else self.upstreams.get("openai-responses")
-        )
+        dialect: Dialect = "anthropic" if "anthropic-version" in request.headers else "openai-chat"
+        upstream = self.upstreams.get(dialect)
+        if upstream is None and dialect == "openai-chat":
+            upstream = self.upstreams.get("openai-responses")
         if upstream is not None:
-            return await self._pass_through(
-                request, upstream, "anthropic" if anthropic else "openai-chat"
-            )
+            return await self._pass_through(request, upstream, dialect)
         model_id = request.path_params.get("model_id")
         if model_id is not None and model_id not in self.models:
-            return error_response(
-                "anthropic" if anthropic else "openai-chat", 404, f"no model {model_id!r}"
-            )
-        ids = [model_id] if model_id is not None else self.models
-        if anthropic:
-            data = [
-                {"type": "model", "id": m, "display_name": m, "created_at": "2025-01-01T00:00:00Z"}
-                for m in ids
-            ]
-            if model_id is not None:
-                return JSONResponse(data[0])
-            first, last = (ids[0], ids[-1]) if ids else (None, None)
-            return JSONResponse(
-                {"data": data, "has_more": False, "first_id": first, "last_id": last}
-            )
-        data = [{"id": m, "object": "model", "created": 0, "owned_by": "mcpgym"} for m in ids]
-        return JSONResponse(data[0] if model_id is not None else {"object": "list", "data": data})
+            return error_response(dialect, 404, f"no model {model_id!r}")
+        return JSONResponse(models_body(self.models, model_id, anthropic=dialect == "anthropic"))
 
     async def count_tokens(self, request: Request) -> Response:
         if not self.store.known(key_of(request.headers)):
@@ -239,7 +224,10 @@ class _Handler:
         self, request: Request, upstream: Upstream, dialect: Dialect
     ) -> Response:
         body = await request.body()
-        parsed = json.loads(body) if body else None
+        try:
+            parsed = json.loads(body) if body else None
+        except ValueError as exc:
+            return error_response(dialect, 400, f"request body is not valid JSON: {exc}")
         try:
             up = await forward(
                 self.http,
@@ -292,7 +280,7 @@ def build_app(
     ]
 
     @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+    async def lifespan(app: Starlette) -> AsyncGenerator[None]:
         yield
         await handler.http.aclose()
 

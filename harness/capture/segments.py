@@ -32,7 +32,8 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from mcpgym.harness.capture.backend import Dialect
-from mcpgym.harness.capture.conversation import Part, parse_request, parse_response
+from mcpgym.harness.capture.conversation import Part
+from mcpgym.harness.capture.parsing import parse_request, parse_response
 from mcpgym.harness.capture.records import LLMCall
 
 __all__ = ["BOILERPLATE", "CODEX_BLOCKS", "Role", "Segment", "segment_call", "split_boilerplate"]
@@ -144,8 +145,8 @@ def segment_call(
     """Label everything in one recorded call: the request (system, tools, messages) in order, then
     the response. `call` is an `LLMCall` or its dict form (as stored in a trajectory record)."""
     data: Mapping[str, Any] = call.model_dump() if isinstance(call, LLMCall) else call
-    dialect = dialect or data["dialect"]
-    request = parse_request(dialect, dict(data.get("request") or {}))
+    resolved: Dialect = dialect or data["dialect"]
+    request = parse_request(resolved, dict(data.get("request") or {}))
     tools_by_id = {
         p.call_id: p.name for m in request.messages for p in m.parts if p.kind == "tool_call"
     }
@@ -167,7 +168,7 @@ def segment_call(
         kind = "assistant" if message.role == "assistant" else message.role
         for part in message.parts:
             out += _part_segments(part, "context", kind, "request", tools_by_id)
-    response = parse_response(dialect, data.get("response"))
+    response = parse_response(resolved, data.get("response"))
     for part in response.parts:
         out += _part_segments(part, "action", "assistant", "response", tools_by_id)
     return out

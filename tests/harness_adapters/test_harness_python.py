@@ -163,3 +163,13 @@ async def test_the_harness_cannot_reach_reset_step_or_simulation_tools(
     assert [r.split(":")[0] for r in answer["refused"]] == ["peek", "reset", "step", "state"]
     assert all("Unknown tool" in r for r in answer["refused"])
     assert obs.tool_calls == []  # nothing ran inside the environment
+
+
+async def test_the_simulation_face_adds_simulation_tools_only(
+    leaks: Leaks, make_env: Callable[..., HarnessEnvironment]
+) -> None:
+    env = make_env(tools="simulation")
+    reset = await env.areset()
+    leaks.port(env.tools.port)
+    assert sorted(reset.metadata["tools"]) == ["add", "finish", "note", "peek"]
+    assert reset.metadata["prompt"] == "Take notes."  # the wrapped reset's own observation

@@ -132,7 +132,9 @@ async def test_responses_stream_has_the_real_event_sequence(
 async def test_stream_and_non_stream_record_the_same_body(
     dialect: Dialect, asgi: httpx.AsyncClient, local_proxy: CaptureProxy
 ) -> None:
-    usage = {"stream_options": {"include_usage": True}} if dialect == "openai-chat" else {}
+    usage: dict[str, Any] = {}
+    if dialect == "openai-chat":
+        usage["stream_options"] = {"include_usage": True}
     await post(asgi, local_proxy, dialect, body(dialect, stream=False))
     await post(asgi, local_proxy, dialect, body(dialect, stream=True, **usage))
     keys = local_proxy.store.keys()

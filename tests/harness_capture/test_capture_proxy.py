@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 from capture_helpers import PATHS, auth, body
-from scripted_model import ScriptedModel, call, say
+from scripted_model import ScriptedModel, say
 from scripted_model.server import scripted_proxy_thread
 
 from mcpgym.harness.capture import (
@@ -93,7 +93,9 @@ async def test_count_tokens(asgi: httpx.AsyncClient, local_proxy: CaptureProxy) 
 
 async def test_concurrent_episodes_are_recorded_apart(proxy: CaptureProxy) -> None:
     """24 episodes, 8 per dialect, each making its own calls at the same time."""
-    keys = {proxy.new_episode_key(label=f"ep{i}"): DIALECTS[i % 3] for i in range(24)}
+    keys: dict[str, Dialect] = {
+        proxy.new_episode_key(label=f"ep{i}"): DIALECTS[i % 3] for i in range(24)
+    }
 
     async def episode(client: httpx.AsyncClient, key: str, dialect: Dialect) -> None:
         for stream in (True, False):
@@ -258,7 +260,3 @@ async def test_sync_backend_is_accepted() -> None:
 
     response, _ = await _serve(sync_backend, "openai-chat", False)
     assert response.json()["choices"][0]["message"]["content"] == "sync"
-
-
-def test_scripted_model_fixture_sanity() -> None:
-    assert ScriptedModel([call("x")]).script[0].calls[0].tool == "x"

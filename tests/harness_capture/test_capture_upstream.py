@@ -180,3 +180,18 @@ async def test_token_ids_are_recorded_and_masked(stream: bool) -> None:
     labelled = label_call(recorded)
     assert labelled.token_ids == [1, 2, 3, 7, 8]
     assert labelled.mask == [0, 0, 0, 1, 1]
+
+
+async def test_count_tokens_goes_upstream_and_bad_json_is_a_400(
+    upstream: tuple[CaptureProxy, str],
+) -> None:
+    real, real_key = upstream
+    async with CaptureProxy(upstream=Upstream(real.openai_base_url, api_key=real_key)) as proxy:
+        headers = auth("anthropic", proxy.new_episode_key())
+        async with httpx.AsyncClient(base_url=proxy.base_url) as client:
+            counted = await client.post(
+                "/v1/messages/count_tokens", headers=headers, json=body("anthropic", stream=False)
+            )
+            broken = await client.post("/v1/messages/count_tokens", headers=headers, content=b"{")
+    assert counted.status_code == 200 and counted.json()["input_tokens"] > 0
+    assert broken.status_code == 400 and broken.json()["type"] == "error"

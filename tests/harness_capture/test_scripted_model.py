@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from capture_helpers import body
 from scripted_model import ScriptedModel, StepContext, call, pick_tool, say
 
 from mcpgym.harness.capture import (
-    SSE,
     BackendError,
     Dialect,
     ModelRequest,
@@ -25,10 +24,10 @@ def request(dialect: Dialect, payload: dict[str, Any], key: str = "k") -> ModelR
 async def answer(model: ScriptedModel, req: ModelRequest) -> dict[str, Any]:
     reply = await model(req)
     if isinstance(reply, dict):
-        return reply
+        return cast(dict[str, Any], reply)
+    assert isinstance(reply, list), "the scripted model returns events as a list"
     folder = reassembler_for(req.dialect)
-    for event in reply:  # the scripted model returns a list of events
-        assert isinstance(event, SSE)
+    for event in reply:
         folder.feed(event)
     result = folder.result()
     assert result is not None

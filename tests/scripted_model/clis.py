@@ -94,9 +94,9 @@ def prepare(
             else:
                 command = mcp.command or []
                 server = {"command": command[0], "args": command[1:]}
-            config = home / "mcp.json"
-            config.write_text(json.dumps({"mcpServers": {mcp.name: server}}))
-            argv += ["--mcp-config", str(config), "--strict-mcp-config"]
+            mcp_json = home / "mcp.json"
+            mcp_json.write_text(json.dumps({"mcpServers": {mcp.name: server}}))
+            argv += ["--mcp-config", str(mcp_json), "--strict-mcp-config"]
         return CliRun(argv, env, work)
     if cli == "codex":
         codex_home = home / ".codex"

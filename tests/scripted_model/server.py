@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, Generator
 from typing import Any
 
 from mcpgym.harness.capture import CaptureProxy
@@ -26,21 +26,21 @@ MODELS = ["scripted", "claude-sonnet-4-5", "gpt-5", "gpt-5-codex"]
 
 
 @contextlib.asynccontextmanager
-async def scripted_proxy(model: ScriptedModel, **options: Any) -> AsyncIterator[CaptureProxy]:
+async def scripted_proxy(model: ScriptedModel, **options: Any) -> AsyncGenerator[CaptureProxy]:
     """A running `CaptureProxy(backend=model)` on the current event loop."""
     async with CaptureProxy(backend=model, models=MODELS, **options) as proxy:
         yield proxy
 
 
 @contextlib.contextmanager
-def scripted_proxy_thread(model: ScriptedModel, **options: Any) -> Iterator[CaptureProxy]:
+def scripted_proxy_thread(model: ScriptedModel, **options: Any) -> Generator[CaptureProxy]:
     """A running `CaptureProxy(backend=model)` in a background thread (for sync tests)."""
     with CaptureProxy(backend=model, models=MODELS, **options) as proxy:
         yield proxy
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="Serve a scripted model behind a capture proxy.")
     parser.add_argument("--port", type=int, default=8123)
     args = parser.parse_args()
     model = ScriptedModel([call("guess", {"n": 50}), say("The number is 50.")])
