@@ -30,6 +30,10 @@ test *ARGS: setup
 test-interop *ARGS: setup
     {{py}} -m pytest -m interop {{ARGS}}
 
+# Real agent CLIs (Claude Code, Codex, OpenCode) against the scripted model (installs them into .tools/).
+test-agents *ARGS: setup
+    PATH="$(bash .ci/agent-clis.sh):$PATH" CI=true {{py}} -m pytest -m agents {{ARGS}}
+
 # Lint, format check, strict types on sdk/ and servers/, import direction.
 check: setup
     {{py}} -m ruff check .

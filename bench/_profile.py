@@ -118,8 +118,9 @@ async def profile(
     worker: asyncio.subprocess.Process | None = None
     spy_proc: asyncio.subprocess.Process | None = None
     try:
+        secs = int(seconds)
         spec = bench._ws_spec(1)(srv) | {
-            "warmup_s": 1.0, "duration_s": seconds, "connect_timeout_s": 15.0,
+            "warmup_s": 1.0, "rewarm_s": 0.2, "duration_s": secs + 1.5, "connect_timeout_s": 15.0,
         }  # fmt: skip
         worker = await asyncio.create_subprocess_exec(
             sys.executable, str(bench.BENCH / "_load.py"), json.dumps(spec),
@@ -128,20 +129,22 @@ async def profile(
         assert worker.stdin is not None
         if await bench._readline(worker, 30.0) != "READY":
             raise RuntimeError("load worker not ready")
+        worker.stdin.write(b"GO\n")
+        await worker.stdin.drain()
+        await asyncio.sleep(0.4)  # load running; py-spy samples a window inside the timed one
         spy_proc = await asyncio.create_subprocess_exec(
-            spy, "record", "-p", str(srv.pid), "-r", str(int(rate)), "-d", str(int(seconds)),
+            spy, "record", "-p", str(srv.pid), "-r", str(int(rate)), "-d", str(secs),
             "-f", "raw", "-o", str(raw_path), "--nonblocking",
             stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
             start_new_session=True,
         )  # fmt: skip
-        await asyncio.sleep(0.3)  # py-spy attaches
-        worker.stdin.write(b"GO\n")
-        await worker.stdin.drain()
-        await bench._readline(worker, seconds + 15.0)  # DONE
+        await asyncio.wait_for(spy_proc.wait(), secs + 20.0)
+        await bench._readline(worker, secs + 15.0)  # DONE
         result = json.loads(await bench._readline(worker, 10.0))
-        await asyncio.wait_for(spy_proc.wait(), seconds + 20.0)
-        # py-spy samples for int(seconds) from its start, inside the load window; scale steps.
-        steps = int(result["count"] * int(seconds) / result["elapsed"])
+        worker.stdin.write(b"EXIT\n")
+        await worker.stdin.drain()
+        # the step rate of the timed window, over py-spy's `secs` seconds of sampling
+        steps = int(result["count"] * secs / result["elapsed"])
         return await asyncio.to_thread(raw_path.read_text), steps
     finally:
         for proc in (worker, spy_proc):

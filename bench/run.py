@@ -76,6 +76,7 @@ HTTP_STEP_BODY = json.dumps(
 class Config:
     quick: bool
     warmup_s: float
+    rewarm_s: float
     duration_s: float
     rounds: int
     cold_runs: int
@@ -91,6 +92,7 @@ class Config:
             cls(
                 quick=True,
                 warmup_s=0.3,
+                rewarm_s=0.1,
                 duration_s=1.0,
                 rounds=1,
                 cold_runs=1,
@@ -104,8 +106,9 @@ class Config:
             else cls(
                 quick=False,
                 warmup_s=0.5,
-                duration_s=2.5,
-                rounds=2,
+                rewarm_s=0.2,
+                duration_s=2.0,
+                rounds=3,
                 cold_runs=3,
                 agg_conns=100,
                 agg_procs=2,
@@ -292,62 +295,97 @@ def _kill(proc: asyncio.subprocess.Process) -> None:
             os.kill(proc.pid, signal.SIGKILL)
 
 
-async def drive(server: Server, spec: dict[str, Any], procs: int, cfg: Config) -> Run:
-    """Run `spec` (see _load.py) against `server` from `procs` worker processes, conns split."""
-    total = spec["conns"]
-    shares = [total // procs + (1 if i < total % procs else 0) for i in range(procs)]
-    base = spec | {
-        "warmup_s": cfg.warmup_s,
-        "duration_s": cfg.duration_s,
-        "connect_timeout_s": 15.0,
-    }
-    workers: list[asyncio.subprocess.Process] = []
-    try:
-        for share in shares:
-            workers.append(
+class Driver:
+    """Client worker processes driving one server with one spec (conns split between them).
+
+    They connect and warm up once, then `window()` times one window at a time; between windows
+    they pause, so alternating windows of two drivers never load the machine together.
+    """
+
+    def __init__(self, server: Server, spec: dict[str, Any], procs: int, cfg: Config) -> None:
+        self.server = server
+        self.cfg = cfg
+        self.procs = procs
+        total = spec["conns"]
+        self.specs = [
+            spec
+            | {
+                "conns": total // procs + (1 if i < total % procs else 0),
+                "warmup_s": cfg.warmup_s,
+                "rewarm_s": cfg.rewarm_s,
+                "duration_s": cfg.duration_s,
+                "connect_timeout_s": 15.0,
+            }
+            for i in range(procs)
+        ]
+        self.workers: list[asyncio.subprocess.Process] = []
+
+    async def start(self) -> None:
+        for spec in self.specs:
+            self.workers.append(
                 await asyncio.create_subprocess_exec(
                     sys.executable,
                     str(BENCH / "_load.py"),
-                    json.dumps(base | {"conns": share}),
+                    json.dumps(spec),
                     stdin=asyncio.subprocess.PIPE,
                     stdout=asyncio.subprocess.PIPE,
                     stderr=asyncio.subprocess.PIPE,
                     start_new_session=True,
                 )
             )
-        for w in workers:  # imports + connect + warm-up
-            line = await _readline(w, 20.0 + cfg.warmup_s)
+        for w in self.workers:  # imports + connect + warm-up
+            line = await _readline(w, 20.0 + self.cfg.warmup_s)
             if line != "READY":
                 raise RuntimeError(f"load worker said {line!r}")
-        cpu0 = server.cpu_s()
-        for w in workers:
+
+    async def _send(self, line: str) -> None:
+        for w in self.workers:
             assert w.stdin is not None
-            w.stdin.write(b"GO\n")
+            w.stdin.write(line.encode() + b"\n")
             await w.stdin.drain()
-        for w in workers:
-            line = await _readline(w, cfg.duration_s + 10.0)
+
+    async def window(self) -> Run:
+        """One timed window; the server's CPU is sampled at GO and when every worker is DONE."""
+        cpu0 = self.server.cpu_s()
+        await self._send("GO")
+        for w in self.workers:
+            line = await _readline(w, self.cfg.rewarm_s + self.cfg.duration_s + 10.0)
             if line != "DONE":
                 raise RuntimeError(f"load worker said {line!r}")
-        server_cpu = server.cpu_s() - cpu0
-        results = [json.loads(await _readline(w, 10.0)) for w in workers]
-        for w in workers:
-            await asyncio.wait_for(w.wait(), 5.0)
-    finally:
-        for w in workers:
+        server_cpu = self.server.cpu_s() - cpu0
+        results = [json.loads(await _readline(w, 10.0)) for w in self.workers]
+        first_error = next((r["first_error"] for r in results if r["first_error"]), None)
+        one = results[0] if self.procs == 1 else {}
+        return Run(
+            server=self.server.name,
+            count=sum(r["count"] for r in results),
+            elapsed=max(r["elapsed"] for r in results),
+            server_cpu_s=server_cpu,
+            client_cpu_s=sum(r["client_cpu"] for r in results),
+            procs=self.procs,
+            errors=sum(r["errors"] for r in results),
+            first_error=first_error,
+            p50_us=one.get("p50_us"),
+            p99_us=one.get("p99_us"),
+        )
+
+    async def close(self) -> None:
+        with contextlib.suppress(OSError, RuntimeError):
+            await self._send("EXIT")
+        for w in self.workers:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(w.wait(), 5.0)
             _kill(w)
-    first_error = next((r["first_error"] for r in results if r["first_error"]), None)
-    return Run(
-        server=server.name,
-        count=sum(r["count"] for r in results),
-        elapsed=max(r["elapsed"] for r in results),
-        server_cpu_s=server_cpu,
-        client_cpu_s=sum(r["client_cpu"] for r in results),
-        procs=procs,
-        errors=sum(r["errors"] for r in results),
-        first_error=first_error,
-        p50_us=results[0].get("p50_us") if procs == 1 else None,
-        p99_us=results[0].get("p99_us") if procs == 1 else None,
-    )
+
+
+async def drive(server: Server, spec: dict[str, Any], procs: int, cfg: Config) -> Run:
+    """One window of `spec` against `server` (start workers, measure, stop them)."""
+    driver = Driver(server, spec, procs, cfg)
+    try:
+        await driver.start()
+        return await driver.window()
+    finally:
+        await driver.close()
 
 
 # -- results ---------------------------------------------------------------------------------------
@@ -428,18 +466,25 @@ class Bench:
     async def compare(
         self, spec_for: Callable[[Server], dict[str, Any]], procs: int, rounds: int | None = None
     ) -> Comparison:
-        """Alternate floor and mcpgym for `rounds` rounds (default `cfg.rounds`)."""
+        """Alternate floor and mcpgym windows for `rounds` rounds (default `cfg.rounds`)."""
         runs: dict[str, list[Run]] = {"floor": [], "mcpgym": []}
-        for r in range(rounds or self.cfg.rounds):
-            order = ("floor", "mcpgym") if r % 2 == 0 else ("mcpgym", "floor")
-            for name in order:
+        drivers: dict[str, Driver] = {}
+        try:
+            for name in runs:
                 srv = self.server(name)
-                run = await drive(srv, spec_for(srv), procs, self.cfg)
-                if run.errors:
-                    raise RuntimeError(
-                        f"{name}: {run.errors} error replies, first: {run.first_error}"
-                    )
-                runs[name].append(run)
+                drivers[name] = Driver(srv, spec_for(srv), procs, self.cfg)
+                await drivers[name].start()
+            for r in range(rounds or self.cfg.rounds):
+                for name in ("floor", "mcpgym") if r % 2 == 0 else ("mcpgym", "floor"):
+                    run = await drivers[name].window()
+                    if run.errors:
+                        raise RuntimeError(
+                            f"{name}: {run.errors} error replies, first: {run.first_error}"
+                        )
+                    runs[name].append(run)
+        finally:
+            for driver in drivers.values():
+                await driver.close()
         return Comparison(runs)
 
     def stop_all(self) -> None:
@@ -489,8 +534,8 @@ def _ws_spec(conns: int) -> Callable[[Server], dict[str, Any]]:
 async def ws1(b: Bench) -> list[Row]:
     # One connection, one client process: a strict request/response ping-pong, so the rate is
     # 1 / (client + loopback + server) time; the server CPU per step isolates the server's share.
-    # The headline figure gets one extra round.
-    c = await b.compare(_ws_spec(1), procs=1, rounds=b.cfg.rounds + (0 if b.cfg.quick else 1))
+    # The headline figure gets two extra rounds.
+    c = await b.compare(_ws_spec(1), procs=1, rounds=b.cfg.rounds + (0 if b.cfg.quick else 2))
     m, f = c.best("mcpgym"), c.best("floor")
     return [
         Row("ws1", "WS steps/s, 1 session", "steps/s", m.rate, f.rate, target=TARGET_WS1),

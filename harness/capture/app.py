@@ -112,8 +112,11 @@ class _Handler:
             return JSONResponse(answer)
         if not call.stream:  # events for a non-streamed request: answer with the folded body
             folder = reassembler_for(dialect)
-            async for event in _events(reply):
-                folder.feed(event)
+            try:
+                async for event in _events(reply):
+                    folder.feed(event)
+            except Exception as exc:
+                return self._finish_error(call, t0, 502, f"backend failed: {exc!r}")
             self._finish(call, t0, 200, folder.result(), folder.error)
             return JSONResponse(folder.result())
         return StreamingResponse(

@@ -260,3 +260,15 @@ async def test_sync_backend_is_accepted() -> None:
 
     response, _ = await _serve(sync_backend, "openai-chat", False)
     assert response.json()["choices"][0]["message"]["content"] == "sync"
+
+
+async def test_backend_crash_while_folding_events_is_a_502() -> None:
+    async def events() -> AsyncIterator[SSE]:
+        yield SSE("ping", {"type": "ping"})
+        raise RuntimeError("broke while folding")
+
+    async def backend(request: ModelRequest) -> Reply:
+        return events()
+
+    response, recorded = await _serve(backend, "anthropic", False)
+    assert response.status_code == 502 and recorded.status == 502

@@ -1,0 +1,355 @@
+"""The main job: serve Calendar Gym, run `oracle` and `naive` over the whole suite, report.
+
+    python -m calendar_gym.demo                 # or: just demo
+    python -m calendar_gym.demo --limit 1       # one task per tier: a quick smoke run
+
+It starts a real `mcpgym serve calendar_gym:CalendarEnv` on 127.0.0.1 (port chosen by the OS),
+plays every task in both phrasings (explicit ids; natural language) with structured and plain
+errors through the evaluation runner over WebSocket sessions, at `--concurrency`, with a progress
+bar per agent. Then it prints the tables — success by tier x phrasing x error mode, the failure
+distribution beside the published 23/51/18/8 split — and writes the report: `report.md` and
+`report.html` in `--out` (default `reports/calendar-demo/`), with each agent's own run
+(`episodes.jsonl`, `summary.json`, `report.*`) in a subfolder. The server is stopped (by its PID)
+however the run ends.
+
+Exit code: 0 when every episode ran and the oracle solved every task; 1 otherwise (the reason is
+printed); 2 when the server could not be started or the arguments are wrong.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+from rich.console import Console
+from rich.table import Table as RichTable
+
+from calendar_gym.agents import NaiveAgent, OracleAgent
+from calendar_gym.classify import LABELS, PUBLISHED_SPLIT
+from calendar_gym.report_section import failure_split, section, success_matrix
+from calendar_gym.suite import ERROR_MODES, PHRASINGS, specs
+from calendar_gym.tasks.loader import LATEST, load_suite
+from mcpgym.harness.episodes import Agent, EpisodeRecord, EpisodeSpec
+from mcpgym.harness.report import Bars, ReportSection, Table, Text, render_html, render_markdown
+from mcpgym.harness.runner import EvalResult, evaluate
+
+__all__ = ["ServerError", "main", "serve"]
+
+_LISTENING = re.compile(r"Uvicorn running on (http://127\.0\.0\.1:\d+)")
+_OUTPUTS = ("episodes.jsonl", "summary.json", "report.md", "report.html")
+
+
+class ServerError(RuntimeError):
+    """The environment server did not start (the message holds its last output lines)."""
+
+
+@contextmanager
+def serve(target: str = "calendar_gym:CalendarEnv", *, timeout: float = 30.0) -> Iterator[str]:
+    """Run `mcpgym serve TARGET` on 127.0.0.1, port 0, in a subprocess; yield its base URL.
+
+    The URL is read from uvicorn's start-up line (no port race); the server's output is drained
+    by a thread into a short buffer; on exit the process (ours, by PID) is terminated, then
+    killed if it does not stop within 10 s.
+    """
+    cmd = [
+        sys.executable, "-m", "mcpgym.servers", "serve", target, "--host", "127.0.0.1",
+        "--port", "0", "--log-level", "info", "--max-sessions", "512",
+    ]  # fmt: skip
+    proc = subprocess.Popen(
+        cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    lines: collections.deque[str] = collections.deque(maxlen=40)
+    found: list[str] = []
+    ready = threading.Event()
+
+    def drain() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line.rstrip())
+            if not found and (m := _LISTENING.search(line)):
+                found.append(m.group(1))
+                ready.set()
+        ready.set()
+
+    threading.Thread(target=drain, name="calendar-demo-server-output", daemon=True).start()
+    try:
+        if not ready.wait(timeout) or not found:
+            raise ServerError("the server did not start:\n" + "\n".join(lines))
+        url = found[0]
+        _wait_healthy(url, proc, timeout)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen[str], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    with httpx.Client(timeout=2.0) as client:
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise ServerError(f"the server exited with code {proc.returncode}")
+            try:
+                if client.get(f"{url}/health").status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            time.sleep(0.05)  # poll interval while the server binds
+    raise ServerError(f"{url}/health did not answer within {timeout} s")
+
+
+# -- running ---------------------------------------------------------------------------------------
+
+
+def _selected(args: argparse.Namespace) -> list[EpisodeSpec]:
+    suite = load_suite(args.suite)
+    tasks: list[str] = []
+    for tier, members in suite.by_tier().items():
+        if args.tiers and tier not in args.tiers:
+            continue
+        tasks += [t.id for t in members[: args.limit or None]]
+    return specs(
+        args.suite, tasks=tasks, phrasings=args.phrasings, error_modes=args.error_modes,
+        seed=args.seed,
+    )  # fmt: skip
+
+
+def _fresh(folder: Path, resume: bool) -> None:
+    """Start an agent's folder over (unless resuming): our own output files only."""
+    if resume:
+        return
+    for name in _OUTPUTS:
+        (folder / name).unlink(missing_ok=True)
+
+
+async def _run_all(
+    env: Any, agents: Sequence[Agent], episodes: list[EpisodeSpec], args: argparse.Namespace
+) -> dict[str, EvalResult]:
+    results: dict[str, EvalResult] = {}
+    for agent in agents:
+        folder = args.out / agent.name
+        _fresh(folder, args.resume)
+        results[agent.name] = await evaluate(
+            env, agent, episodes, out=folder, concurrency=args.concurrency,
+            episode_timeout=args.episode_timeout, progress=not args.quiet, sections=[section],
+            title=f"Calendar Gym: {agent.name}",
+        )  # fmt: skip
+    return results
+
+
+# -- tables ----------------------------------------------------------------------------------------
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
+
+
+def _success_table(name: str, records: Sequence[EpisodeRecord]) -> RichTable:
+    m = success_matrix(records)
+    table = RichTable(title=f"{name}: success by tier x phrasing/error mode")
+    table.add_column("tier")
+    for c in m["columns"]:
+        table.add_column(c.replace("/", "\n"), justify="right")
+    table.add_column("all", justify="right", style="bold")
+    for tier, cells in m["cells"].items():
+        table.add_row(tier, *(_pct(cells[c]) for c in m["columns"]), _pct(m["tiers"][tier]))
+    table.add_row(
+        "all", *(_pct(m["by_column"][c]) for c in m["columns"]), _pct(m["overall"]), style="bold"
+    )
+    return table
+
+
+def _failure_table(results: dict[str, EvalResult]) -> RichTable:
+    splits = {name: failure_split(r.records) for name, r in results.items()}
+    table = RichTable(title="Failure distribution of labelled calls (vs published)")
+    table.add_column("label")
+    for name in splits:
+        table.add_column(f"{name}\ncalls", justify="right")
+        table.add_column(f"{name}\nshare", justify="right")
+    table.add_column("published", justify="right", style="bold")
+    for label in LABELS:
+        cells = [
+            x
+            for s in splits.values()
+            for x in (str(s["counts"][label]), f"{s['shares'][label]:.0%}")
+        ]
+        table.add_row(label, *cells, f"{PUBLISHED_SPLIT[label]:.0%}")
+    return table
+
+
+def _headline(results: dict[str, EvalResult], seconds: dict[str, float]) -> RichTable:
+    table = RichTable(title="Calendar Gym demo")
+    for col in ("agent", "episodes", "success", "reward", "episode errors", "seconds"):
+        table.add_column(col, justify="left" if col == "agent" else "right")
+    for name, r in results.items():
+        s = r.summary
+        table.add_row(
+            name, str(s["episodes"]), _pct(s["success_rate"]), f"{s['reward']['mean']:.3f}",
+            str(s["errors"]), f"{seconds[name]:.1f}",
+        )  # fmt: skip
+    return table
+
+
+def _report(out: Path, url: str, results: dict[str, EvalResult]) -> Path:
+    sections: list[ReportSection] = [
+        ReportSection(
+            "About",
+            [
+                Text(
+                    f"Calendar Gym served at {url} (a real `mcpgym serve` subprocess); each agent "
+                    "played every selected task in both phrasings with structured and plain "
+                    "errors. `oracle` plays the gold plans; `naive` is the rule-based baseline "
+                    "(first name match, no offsets unless given, one retry from the error's "
+                    "example). Per-agent reports: "
+                    + ", ".join(f"{name}/report.html" for name in results)
+                    + "."
+                )
+            ],
+        )
+    ]
+    for name, r in results.items():
+        own = section(r.records, r.summary)
+        if own is not None:
+            sections.append(ReportSection(f"{name}", own.blocks, own.data))
+    splits = {name: failure_split(r.records)["shares"] for name, r in results.items()}
+    sections.append(
+        ReportSection(
+            "Failure distribution, all agents",
+            [
+                Bars(
+                    list(LABELS),
+                    {
+                        **{n: [s[label] for label in LABELS] for n, s in splits.items()},
+                        "published": [PUBLISHED_SPLIT[label] for label in LABELS],
+                    },
+                ),
+                Table(
+                    ["agent", "episodes", "success", "reward"],
+                    [
+                        [
+                            n,
+                            r.summary["episodes"],
+                            _pct(r.summary["success_rate"]),
+                            f"{r.summary['reward']['mean']:.3f}",
+                        ]
+                        for n, r in results.items()
+                    ],
+                ),
+            ],
+        )
+    )
+    title = "Calendar Gym benchmark: oracle and naive"
+    (out / "report.md").write_text(render_markdown(title, sections), encoding="utf-8")
+    (out / "report.html").write_text(render_html(title, sections), encoding="utf-8")
+    return out / "report.html"
+
+
+# -- command line ----------------------------------------------------------------------------------
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m calendar_gym.demo",
+        description=__doc__.split("\n\n")[0] if __doc__ else None,
+    )
+    p.add_argument("--out", type=Path, default=Path("reports/calendar-demo"), help="report folder")
+    p.add_argument("--concurrency", type=int, default=8, help="episodes at once (default 8)")
+    p.add_argument("--limit", type=int, default=0, metavar="N", help="first N tasks of each tier")
+    p.add_argument("--tiers", nargs="+", choices=["T1", "T2", "T3", "T4"], help="only these")
+    p.add_argument("--phrasings", nargs="+", choices=PHRASINGS, default=list(PHRASINGS))
+    p.add_argument("--error-modes", nargs="+", default=list(ERROR_MODES),
+                   choices=["structured", "google", "plain"])  # fmt: skip
+    p.add_argument("--seed", type=int, default=0, help="reset seed of every episode")
+    p.add_argument("--suite", default=LATEST, help="task suite version")
+    p.add_argument("--episode-timeout", type=float, default=60.0, metavar="SECONDS")
+    p.add_argument("--in-process", action="store_true", help="no server: run the env in process")
+    p.add_argument("--resume", action="store_true", help="keep episodes already in --out")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the demo; returns the exit code (see the module docstring)."""
+    args = _parser().parse_args(argv)
+    console = Console()
+    if args.concurrency < 1:
+        console.print("[red]--concurrency must be at least 1[/red]")
+        return 2
+    episodes = _selected(args)
+    if not episodes:
+        console.print("[red]no task matches the selection[/red]")
+        return 2
+    args.out.mkdir(parents=True, exist_ok=True)
+    agents: list[Agent] = [OracleAgent(), NaiveAgent()]
+    n_tasks = len({e.data["task"] for e in episodes})
+    console.print(
+        f"Calendar Gym demo: {n_tasks} tasks x {len(args.phrasings)} phrasings x "
+        f"{len(args.error_modes)} error modes = {len(episodes)} episodes per agent."
+    )
+    seconds: dict[str, float] = {}
+    try:
+        with _environment(args) as env:
+            where = env if isinstance(env, str) else "in process"
+            console.print(f"environment: {where}")
+            results: dict[str, EvalResult] = {}
+            for agent in agents:
+                t0 = time.monotonic()
+                results.update(asyncio.run(_run_all(env, [agent], episodes, args)))
+                seconds[agent.name] = time.monotonic() - t0
+    except ServerError as exc:
+        console.print(f"[red]could not start the environment server:[/red] {exc}")
+        return 2
+    for name, r in results.items():
+        console.print(_success_table(name, r.records))
+    console.print(_failure_table(results))
+    console.print(_headline(results, seconds))
+    report = _report(args.out, where, results)
+    console.print(f"report: {report}  (and {args.out / 'report.md'})")
+    return _verdict(console, results)
+
+
+@contextmanager
+def _environment(args: argparse.Namespace) -> Iterator[Any]:
+    if args.in_process:
+        from calendar_gym.env import CalendarEnv
+
+        yield CalendarEnv
+    else:
+        with serve() as url:
+            yield url
+
+
+def _verdict(console: Console, results: dict[str, EvalResult]) -> int:
+    problems = [
+        f"{name}: {r.summary['errors']} episode(s) ended in errors"
+        for name, r in results.items()
+        if r.summary["errors"]
+    ]
+    oracle = results.get("oracle")
+    if oracle is not None and oracle.summary["success_rate"] < 1.0:
+        failed = [r.spec_id for r in oracle.records if not r.success][:5]
+        problems.append(f"oracle failed {len(failed)}+ episode(s), e.g. {failed}")
+    for p in problems:
+        console.print(f"[red]FAIL[/red] {p}")
+    if not problems:
+        console.print("[green]OK[/green]: every episode ran and the oracle solved every task.")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
