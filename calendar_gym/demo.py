@@ -82,7 +82,8 @@ def serve(target: str = "calendar_gym:CalendarEnv", *, timeout: float = 30.0) ->
                 ready.set()
         ready.set()
 
-    threading.Thread(target=drain, name="calendar-demo-server-output", daemon=True).start()
+    reader = threading.Thread(target=drain, name="calendar-demo-server-output", daemon=True)
+    reader.start()
     try:
         if not ready.wait(timeout) or not found:
             raise ServerError("the server did not start:\n" + "\n".join(lines))
@@ -96,6 +97,9 @@ def serve(target: str = "calendar_gym:CalendarEnv", *, timeout: float = 30.0) ->
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=10)
+        reader.join(timeout=5)  # the pipe reaches EOF once the process is gone
+        if proc.stdout is not None:
+            proc.stdout.close()
 
 
 def _wait_healthy(url: str, proc: subprocess.Popen[str], timeout: float) -> None:

@@ -101,7 +101,8 @@ class HarnessEnvironment(Environment[HarnessAction, HarnessObservation, HarnessS
         self.adapter = adapter if isinstance(adapter, AgenticHarnessAdapter) else adapter()
         self.tools = EpisodeToolServer(env, name=server_name, mode=tools)
         self.model, self.capture, self.model_name = model, capture, model_name
-        self.turn_timeout_s, self.transport = turn_timeout_s, transport
+        self.turn_timeout_s = turn_timeout_s
+        self.transport: Literal["http", "stdio"] = transport
         if rubric is not None:
             self.rubric = rubric
         self.on_event, self.trajectories = on_event, trajectories
@@ -149,10 +150,11 @@ class HarnessEnvironment(Environment[HarnessAction, HarnessObservation, HarnessS
         def listener(phase: str, call: Any) -> None:  # runs on the proxy's thread or loop
             loop.call_soon_threadsafe(self._publish, llm_event(phase, call))
 
-        self.capture_key = self.capture.new_episode_key(
+        key: str = self.capture.new_episode_key(
             label=self._state.episode_id or "", listener=listener
         )
-        return ModelEndpoint(self.capture.base_url, self.capture_key, self.model_name)
+        self.capture_key = key
+        return ModelEndpoint(self.capture.base_url, key, self.model_name)
 
     def _publish(self, event: BaseModel) -> None:
         if self._state.running:

@@ -12,9 +12,9 @@ observation, as `{"type": "event", "data": {<HarnessEvent>}}` frames:
     ← {"type": "event", "data": {"type": "turn_complete", "response": "...", ...}}
     ← {"type": "observation", "data": {...}, "id": 7}
 
-The servers package cannot import the harness package (DESIGN.md §2), so the route is built
-here: `HarnessWebSocket(factory).route()` for any Starlette app (for example through
-`create_app(..., extra_routes=[...])`), or `harness_app(factory)`, a small app of its own.
+The servers package cannot import the harness package (DESIGN.md §2), so the route is added
+from here: `add_harness_route(app, factory)` puts it into any Starlette app (one from
+`create_app`, beside `/ws` and `/mcp`); `harness_app(factory)` is a small app of its own.
 Bind it to 127.0.0.1 and give it a `token`: a harness runs programs on this machine.
 """
 
@@ -38,7 +38,7 @@ from mcpgym.servers.routes_mcp import check_bearer, origin_allowed
 from mcpgym.servers.sessions import SessionManager
 from mcpgym.servers.settings import ServerSettings
 
-__all__ = ["HarnessWebSocket", "harness_app"]
+__all__ = ["HarnessWebSocket", "add_harness_route", "harness_app"]
 
 HarnessFactory = Callable[[], HarnessEnvironment]
 
@@ -136,6 +136,22 @@ class HarnessWebSocket:
     async def aclose(self) -> None:
         """Close every connection's episode (stops every harness)."""
         await self.sessions.stop()
+
+
+def add_harness_route(
+    app: Starlette, factory: HarnessFactory, path: str = "/harness", **options: Any
+) -> HarnessWebSocket:
+    """Serve `/harness` from an existing app — e.g. one from `mcpgym.servers.create_app`, beside
+    its `/ws` and `/mcp` — without the servers package knowing about harnesses.
+
+    Example::
+
+        app = create_app(GuessEnv)
+        add_harness_route(app, lambda: HarnessEnvironment(GuessEnv, adapter()), token="secret")
+    """
+    harness = HarnessWebSocket(factory, **options)
+    app.router.routes.append(harness.route(path))
+    return harness
 
 
 def harness_app(factory: HarnessFactory, **options: Any) -> Starlette:

@@ -24,6 +24,8 @@ import inspect
 import uuid
 from typing import Any, ClassVar
 
+from pydantic import ValidationError as PydanticValidationError
+
 from mcpgym.env import Environment, EnvironmentMetadata
 from mcpgym.errors import (
     ExecutionError,
@@ -35,7 +37,7 @@ from mcpgym.errors import (
     ToolTimeout,
 )
 from mcpgym.rubrics import Rubric, RubricTrace
-from mcpgym.tools import Mode, ToolSpec, collect_tools
+from mcpgym.tools import Mode, ToolSpec, collect_tools, validation_errors
 from mcpgym.types import (
     Action,
     CallToolAction,
@@ -125,12 +127,13 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
         return spec
 
     def parse_action(self, data: Any) -> ListToolsAction | CallToolAction:
-        from pydantic import ValidationError as PydanticValidationError
-
-        from mcpgym.tools import validation_errors
-
         if not isinstance(data, dict):
             raise InvalidRequest("action must be a JSON object", errors=[{"field": "action"}])
+        if data.get("type") == "call_tool":  # the common case: skip the union's dispatch
+            try:
+                return CallToolAction.model_validate(data)
+            except PydanticValidationError:
+                pass  # re-validated below for the union's error messages
         try:
             return mcp_action_adapter.validate_python(data)
         except PydanticValidationError as exc:

@@ -85,6 +85,7 @@ def create_app(
         max_sessions=settings.max_sessions,
         idle_timeout_s=settings.idle_timeout_s,
         reap_interval_s=settings.reap_interval_s,
+        inline_factory=env_cls is not None and not getattr(env_cls, "blocking", True),
     )
     production = (
         ProductionEnvs(factory, settings.principals) if settings.mode == "production" else None

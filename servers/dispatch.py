@@ -23,7 +23,7 @@ from mcpgym.errors import (
     UnknownMessageType,
 )
 from mcpgym.servers.sessions import Session
-from mcpgym.types import Observation
+from mcpgym.types import CallToolObservation, Observation
 
 __all__ = ["Dispatcher", "McpFrameHandler", "error_frame", "observation_payload"]
 
@@ -34,10 +34,21 @@ _RESET_KEYS = ("seed", "episode_id")
 def observation_payload(obs: Observation) -> dict[str, Any]:
     """OpenEnv's envelope: the observation's own fields, with reward and done beside it."""
     try:
-        body = obs.model_dump(mode="json", exclude={"reward", "done"})
+        if type(obs) is CallToolObservation and not obs.metadata:
+            # the hot path of every tool call: `result` is JSON already (ToolSpec.dump_result)
+            error = obs.error
+            body = {
+                "metadata": {},
+                "tool_name": obs.tool_name,
+                "result": obs.result,
+                "error": None if error is None else error.model_dump(mode="json"),
+            }
+        else:
+            body = obs.model_dump(mode="json", exclude={"reward", "done"})
     except Exception as exc:
         raise ExecutionError(
-            f"{type(obs).__name__} cannot be serialised to JSON: {exc}", exception=type(exc).__name__
+            f"{type(obs).__name__} cannot be serialised to JSON: {exc}",
+            exception=type(exc).__name__,
         ) from exc
     return {"observation": body, "reward": obs.reward, "done": obs.done}
 

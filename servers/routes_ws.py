@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketState
 
@@ -22,8 +21,7 @@ log = logging.getLogger("mcpgym.servers")
 _CLOSE_NORMAL, _CLOSE_IDLE, _CLOSE_ERROR, _CLOSE_BUSY = 1000, 1001, 1011, 1013
 
 
-def _encode(frame: dict[str, Any]) -> str:
-    return json.dumps(frame, separators=(",", ":"), default=str)
+_encode = json.JSONEncoder(separators=(",", ":"), default=str).encode  # built once: hot path
 
 
 async def websocket_endpoint(websocket: WebSocket) -> None:

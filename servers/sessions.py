@@ -55,8 +55,10 @@ class SessionManager:
         max_sessions: int,
         idle_timeout_s: float,
         reap_interval_s: float = 5.0,
+        inline_factory: bool = False,
     ) -> None:
         self._factory = factory
+        self._inline = inline_factory
         self.max_sessions = max_sessions
         self.idle_timeout_s = idle_timeout_s
         self.reap_interval_s = reap_interval_s
@@ -83,7 +85,10 @@ class SessionManager:
             )
         self._reserved += 1
         try:
-            env = await asyncio.get_running_loop().run_in_executor(None, self._factory)
+            if self._inline:  # a `blocking = False` class: cheap to build on the loop
+                env = self._factory()
+            else:
+                env = await asyncio.get_running_loop().run_in_executor(None, self._factory)
         except Exception as exc:
             log.exception("environment factory failed")
             raise ExecutionError(

@@ -134,7 +134,7 @@ class Lookup:
 
     def _event(self, entity: Entity) -> Calls:
         calendar = yield from self._ref(entity.calendar or "primary")
-        args: dict[str, Any] = {"calendarId": calendar, "q": entity.name or ""}
+        args: dict[str, Any] = {"calendarId": calendar, "q": entity.name or "", "maxResults": 10}
         if entity.instance:
             args.update(singleEvents=True, orderBy="startTime", timeMin=self.now)
         result = yield call("events_list", args)

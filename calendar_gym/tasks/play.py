@@ -84,6 +84,11 @@ class TaskPlay(_Base):
         return task
 
     @property
+    def task_episode(self) -> TaskEpisode | None:
+        """The episode's task bookkeeping (call log, snapshots), if it plays a task."""
+        return self._task
+
+    @property
     def over_limit(self) -> bool:
         """Whether the task's step limit has ended the episode (later calls are refused)."""
         return self._over_limit

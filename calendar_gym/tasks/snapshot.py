@@ -100,8 +100,7 @@ class ChangeLog:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        conn = store.conn
-        conn.execute("CREATE TEMP TABLE IF NOT EXISTS grading_dirty (tbl TEXT, k1 TEXT, k2 TEXT)")
+        statements = ["CREATE TEMP TABLE IF NOT EXISTS grading_dirty (tbl TEXT, k1 TEXT, k2 TEXT)"]
         for table, key in KEYS.items():
             for event, rows in (("INSERT", ("NEW",)), ("UPDATE", ("OLD", "NEW")),
                                 ("DELETE", ("OLD",))):  # fmt: skip
@@ -110,11 +109,13 @@ class ChangeLog:
                     f"{f'{r}.{key[1]}' if len(key) > 1 else 'NULL'});"
                     for r in rows
                 )
-                conn.execute(
+                statements.append(
                     f"CREATE TEMP TRIGGER IF NOT EXISTS grading_{table}_{event.lower()} "
                     f"AFTER {event} ON main.{table} BEGIN {inserts} END"
                 )
-        conn.execute("DELETE FROM grading_dirty")
+        statements.append("DELETE FROM grading_dirty")
+        # one script in one transaction (the store is in autocommit mode between calls)
+        store.conn.executescript("BEGIN;\n" + ";\n".join(statements) + ";\nCOMMIT;")
 
     def refresh(self, before: Snapshot) -> Snapshot:
         """`before` updated with every row changed since the last refresh (a new snapshot;

@@ -19,7 +19,7 @@ import abc
 import json
 import os
 import shutil
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -127,7 +127,7 @@ class PersistentCommandAdapter(_CommandAdapter):
         argv = [resolve_executable(argv[0], env), *argv[1:]]
         self._proc = await HarnessProcess.spawn(argv, env=env, cwd=self.home.work, stdin=True)
 
-    async def _turn(self, message: str) -> AsyncIterator[Any]:
+    async def _turn(self, message: str) -> AsyncGenerator[Any, None]:
         proc = self._proc
         assert proc is not None
         if not proc.alive():
@@ -173,7 +173,7 @@ class PerTurnCommandAdapter(_CommandAdapter):
         self.home = EpisodeHome(self.name)
         self._env = dict(self._prepare(self.home, mcp, model))
 
-    async def _turn(self, message: str) -> AsyncIterator[Any]:
+    async def _turn(self, message: str) -> AsyncGenerator[Any, None]:
         assert self.home is not None
         self.turns += 1
         argv, text = list(self._argv(message, self.turns)), self._stdin(message)

@@ -91,7 +91,8 @@ class EpisodeToolServer:
 
     def __init__(self, target: Any, *, name: str = "env", mode: Mode = "production") -> None:
         self.target = load_target(target) if isinstance(target, str) else target
-        self.name, self.mode = name, mode
+        self.name = name
+        self.mode: Mode = mode
         self.calls: list[EnvToolCall] = []
         self.turn: int | None = None
         self.token = ""

@@ -9,7 +9,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal
+from typing import Any, Literal, TypeAlias
 
 from pydantic import BaseModel, Field
 
@@ -18,13 +18,11 @@ from mcpgym.types import Action, Observation, State
 
 __all__ = ["EventHook", "HarnessAction", "HarnessObservation", "HarnessState", "Termination"]
 
-EventHook = Callable[[BaseModel], Awaitable[None] | None]
+EventHook: TypeAlias = Callable[[BaseModel], Awaitable[None] | None]
 """Called with each event of a turn as it happens."""
 
 Termination = Literal["harness_crashed", "turn_timeout"]
 """How a turn ended an episode abnormally."""
-
-EventHook = Callable[[BaseModel], Awaitable[None] | None]
 
 
 class HarnessAction(Action):

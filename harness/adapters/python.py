@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -132,7 +132,7 @@ class PythonAdapter(AgenticHarnessAdapter):
             ready.set_result(None)
             await closing.wait()
 
-    async def _turn(self, message: str) -> AsyncIterator[Any]:
+    async def _turn(self, message: str) -> AsyncGenerator[Any, None]:
         ctx = self._ctx
         assert ctx is not None
         ctx.turn += 1

@@ -82,6 +82,7 @@ class AsyncTransport:
                 additional_headers=self.headers,
                 max_size=self.max_size,
                 open_timeout=core.timeout,
+                compression=None,  # local frames are small; deflate costs CPU on both ends
             )
         except InvalidStatus as exc:
             raise core.handshake_rejected(exc.response.status_code, exc) from exc

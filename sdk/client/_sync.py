@@ -83,6 +83,7 @@ class SyncTransport:
                 additional_headers=self.headers,
                 max_size=self.max_size,
                 open_timeout=core.timeout,
+                compression=None,  # local frames are small; deflate costs CPU on both ends
                 **_LEGACY,
             )
         except InvalidStatus as exc:

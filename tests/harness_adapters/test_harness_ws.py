@@ -13,7 +13,8 @@ from starlette.websockets import WebSocketDisconnect
 
 from mcpgym.harness.adapters import PythonAdapter, PythonHarnessContext
 from mcpgym.harness.harness_env import HarnessEnvironment
-from mcpgym.harness.routes_harness import harness_app
+from mcpgym.harness.routes_harness import add_harness_route, harness_app
+from mcpgym.servers import create_app
 
 pytestmark = pytest.mark.server
 
@@ -77,3 +78,21 @@ def test_the_websocket_requires_the_token() -> None:
                 ws.receive_text()
         assert info.value.code == 1008
         assert client.get("/health").json()["status"] == "healthy"
+
+
+def test_the_route_joins_an_app_from_create_app() -> None:
+    built.clear()
+    app = create_app(CallLogEnv)
+    add_harness_route(app, factory, token=TOKEN)
+    with TestClient(app) as client:
+        with client.websocket_connect("/harness", headers=AUTH) as ws:
+            ws.send_text(json.dumps({"type": "reset", "data": {"episode_id": "ws-app"}}))
+            assert receive(ws)["type"] == "observation"
+            ws.send_text(json.dumps({"type": "step", "data": {"message": "hi"}}))
+            while (frame := receive(ws))["type"] == "event":
+                pass
+            assert frame["data"]["observation"]["response"] == "noted 1"
+        with client.websocket_connect("/ws") as ws:  # the app's own routes still work
+            ws.send_text(json.dumps({"type": "reset", "data": {}}))
+            assert receive(ws)["type"] == "observation"
+    assert CallLogEnv.calls_of("ws-app") == [("note", {"text": "hi"})]
