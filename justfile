@@ -30,6 +30,10 @@ test *ARGS: setup
 test-interop *ARGS: setup
     {{py}} -m pytest -m interop {{ARGS}}
 
+# The official MCP conformance suite and real MCP clients (installs Node 22 and the npm tools into .tools/).
+test-conformance *ARGS: setup
+    PATH="$(bash .ci/node-tools.sh):$PATH" CI=true {{py}} -m pytest -m conformance {{ARGS}}
+
 # Real agent CLIs (Claude Code, Codex, OpenCode) against the scripted model (installs them into .tools/).
 test-agents *ARGS: setup
     PATH="$(bash .ci/agent-clis.sh):$PATH" CI=true {{py}} -m pytest -m agents {{ARGS}}

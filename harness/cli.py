@@ -86,6 +86,9 @@ def register(sub: Any) -> None:
     p.add_argument("--model", help="model name for the llm agent")
     p.add_argument("--api-key", help="API key for the llm agent (default $OPENAI_API_KEY)")
     p.add_argument("--quiet", action="store_true", help="no progress display or summary table")
+    from mcpgym.harness.adapters.eval import add_arguments as add_harness_arguments
+
+    add_harness_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -117,21 +120,29 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"mcpgym eval: error: {exc}", file=sys.stderr)
         return 2
+    if args.harness and not args.env:
+        print("mcpgym eval: error: --harness needs --env (run in this process)", file=sys.stderr)
+        return 2
+
+    async def play() -> Any:
+        settings: dict[str, Any] = {
+            "out": args.out,
+            "concurrency": args.concurrency,
+            "turn_timeout": args.turn_timeout,
+            "episode_timeout": args.episode_timeout,
+            "success_threshold": args.success_threshold,
+            "progress": not args.quiet,
+            "sections": sections,
+        }
+        if not args.harness:
+            return await evaluate(env, agent, specs, **settings)
+        from mcpgym.harness.adapters.eval import HarnessEvalConfig, harness_eval
+
+        async with harness_eval(HarnessEvalConfig.from_args(args)) as (target, user):
+            return await evaluate(target, user, specs, **settings)
+
     try:
-        result = asyncio.run(
-            evaluate(
-                env,
-                agent,
-                specs,
-                out=args.out,
-                concurrency=args.concurrency,
-                turn_timeout=args.turn_timeout,
-                episode_timeout=args.episode_timeout,
-                success_threshold=args.success_threshold,
-                progress=not args.quiet,
-                sections=sections,
-            )
-        )
+        result = asyncio.run(play())
     except ValueError as exc:
         print(f"mcpgym eval: error: {exc}", file=sys.stderr)
         return 2

@@ -188,7 +188,7 @@ class HarnessEnvironment(Environment[HarnessAction, HarnessObservation, HarnessS
         except HarnessError as err:
             obs.termination, obs.error = "harness_crashed", err.message
         except BaseException:  # cancelled from outside: leave nothing running
-            await asyncio.shield(self._teardown())
+            await self._teardown()
             raise
         self.turns.append(
             Turn(
@@ -269,8 +269,10 @@ class HarnessEnvironment(Environment[HarnessAction, HarnessObservation, HarnessS
         """Stop the harness and the tool server (idempotent). The capture key is kept until the
         next reset, so the ended episode's `llm_calls()` can still be read."""
         running, self._state.running = self._state.running, False
-        await self.adapter.stop()
-        await self.tools.stop()
+        try:
+            await self.adapter.stop()
+        finally:
+            await self.tools.stop()
         if running and self.turns and self.trajectories is not None:
             self.trajectories.write(self.trajectory())
 

@@ -360,11 +360,11 @@ class ToolSpec:
 
         Content values (`mcpgym.content`) become `ContentBlocks`, the MCP content blocks.
         """
+        if self._return_adapter is not None:  # typed (and not content): the fast path
+            return self._return_adapter.dump_python(value, mode="json")
         blocks = as_blocks(value)
         if blocks is not None:
             return blocks
-        if self._return_adapter is not None:
-            return self._return_adapter.dump_python(value, mode="json")
         if isinstance(value, BaseModel):
             return value.model_dump(mode="json")
         return _jsonable(value)

@@ -151,8 +151,12 @@ def build_mcp_server(
                 code=types.INVALID_PARAMS, message=err.message, data=err.detail
             ) from None
         try:
-            with use_context(SessionToolContext(ctx, params)):
-                dumped = await env.call_tool(params.name, dict(params.arguments or {}))
+            arguments = dict(params.arguments or {})
+            if spec.context_param is None:  # the common case: nothing to hand the tool
+                dumped = await env.call_tool(params.name, arguments)
+            else:
+                with use_context(SessionToolContext(ctx, params)):
+                    dumped = await env.call_tool(params.name, arguments)
         except InputRequired as ask:  # 2026-07-28: the client answers, then calls again
             return ask.result()
         except CapabilityMissing as err:

@@ -218,8 +218,8 @@ class AgenticHarnessAdapter(abc.ABC):
             return
         self._started = False
         self._side = None
-        with contextlib.suppress(Exception):
-            await asyncio.shield(self._stop())
+        with contextlib.suppress(Exception):  # `_stop` cleans up synchronously when cancelled
+            await self._stop()
 
     def publish(self, event: BaseModel) -> None:
         """Add an event from outside the harness (e.g. the capture proxy's `llm_request`s) to the

@@ -96,7 +96,7 @@ class _CommandAdapter(AgenticHarnessAdapter):
         proc, self._proc = self._proc, None
         try:
             if proc is not None:
-                await proc.kill(self.kill_grace_s)
+                await proc.kill(self.kill_grace_s)  # SIGKILLs at once if cancelled
         finally:
             if self.home is not None:
                 self.home.remove()

@@ -242,17 +242,22 @@ class EpisodeToolServer:
         self._server = self._task = self._sock = None
         if server is not None:
             server.should_exit = True
-        if task is not None:
-            try:
-                await asyncio.wait_for(asyncio.shield(task), 10.0)
-            except TimeoutError:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
-            except Exception:  # the server failed while stopping: it is stopped all the same
-                pass
-        if sock is not None:
-            sock.close()
+        try:
+            if task is not None:
+                try:
+                    await asyncio.wait_for(asyncio.shield(task), 10.0)
+                except TimeoutError:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, Exception):
+                        await task
+                except asyncio.CancelledError:
+                    task.cancel()  # we are cancelled: do not leave the server running
+                    raise
+                except Exception:  # the server failed while stopping: it is stopped all the same
+                    pass
+        finally:
+            if sock is not None:
+                sock.close()
         env, self._live = self._live, None
         if env is not None:
             with contextlib.suppress(Exception):  # closing must finish whatever the env does

@@ -86,6 +86,7 @@ class HarnessProcess:
         self._tail_size = 0
         self._stderr_task = asyncio.create_task(self._drain_stderr(), name=f"stderr-{proc.pid}")
         self._killed = False
+        self._family: list[int] = []
 
     @classmethod
     async def spawn(
@@ -197,30 +198,39 @@ class HarnessProcess:
     async def kill(self, grace_s: float = 3.0) -> None:
         """Stop the process, its group and every descendant (idempotent).
 
-        SIGTERM first; whatever is still there after `grace_s` gets SIGKILL.
+        SIGTERM first; whatever is still there after `grace_s` gets SIGKILL. Cancelled midway,
+        it sends SIGKILL at once (`kill_now`) before letting the cancellation through.
         """
         if self._killed:
             return
         self._killed = True
-        family = descendants(self.pid)
+        self._family = descendants(self.pid)
         if self._proc.stdin is not None:
             with contextlib.suppress(Exception):
                 self._proc.stdin.close()
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            _signal_group(self.pid, sig)
-            for pid in family:
-                _signal_pid(pid, sig)
-            if sig == signal.SIGKILL:
-                break
+        try:
+            self._signal(signal.SIGTERM)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._proc.wait(), grace_s)
-                family += [p for p in descendants(self.pid) if p not in family]
-                if not any(_exists(p) for p in family) and not _group_exists(self.pid):
-                    break
-        await self.wait()
-        self._stderr_task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await self._stderr_task
+            self._family += [p for p in descendants(self.pid) if p not in self._family]
+            if any(_exists(p) for p in self._family) or _group_exists(self.pid):
+                self._signal(signal.SIGKILL)
+            await self.wait()
+        except BaseException:
+            self.kill_now()
+            raise
+        finally:
+            self._stderr_task.cancel()
+
+    def kill_now(self) -> None:
+        """SIGKILL the group and every descendant known, without waiting (for emergencies)."""
+        self._family = [*self._family, *descendants(self.pid)]
+        self._signal(signal.SIGKILL)
+
+    def _signal(self, sig: int) -> None:
+        _signal_group(self.pid, sig)
+        for pid in self._family:
+            _signal_pid(pid, sig)
 
 
 def _exists(pid: int) -> bool:

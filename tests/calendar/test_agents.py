@@ -5,6 +5,7 @@ built to show — the explicit-vs-natural gap and the value of structured errors
 from __future__ import annotations
 
 from collections import defaultdict
+from importlib.metadata import entry_points
 
 import pytest
 
@@ -44,6 +45,13 @@ def test_agents_load_by_module_path_and_carry_their_names() -> None:
     assert load_agent("calendar_gym.agents:oracle").name == "oracle"
     assert load_agent("calendar_gym.agents:naive").name == "naive"
     assert isinstance(oracle(), OracleAgent) and isinstance(naive(), NaiveAgent)
+
+
+def test_agents_load_by_name_once_the_entry_points_are_installed() -> None:
+    names = {ep.name for ep in entry_points(group="mcpgym.agents")}
+    if not {"oracle", "naive"} <= names:
+        pytest.skip("the mcpgym.agents entry points are not installed yet (reinstall mcpgym)")
+    assert load_agent("oracle").name == "oracle" and load_agent("naive").name == "naive"
 
 
 def test_agents_need_a_calendar_task_spec() -> None:

@@ -13,8 +13,6 @@ import json
 from typing import Any
 
 import pytest
-from scripted_model import Say, ScriptedModel, StepContext, call, say
-from scripted_model.server import scripted_proxy
 from test_harness_real_clis import executable
 
 from calendar_gym.suite import specs
@@ -23,6 +21,8 @@ from calendar_gym.tasks.model import Task
 from calendar_gym.tasks.values import entity_value, resolve
 from mcpgym.harness.adapters.eval import HarnessEvalConfig, harness_eval
 from mcpgym.harness.runner import evaluate
+from scripted_model import Say, ScriptedModel, StepContext, call, say
+from scripted_model.server import scripted_proxy
 
 pytestmark = [pytest.mark.agents, pytest.mark.timeout(900)]
 

@@ -18,13 +18,13 @@ from typing import Any
 import pytest
 from conftest import Leaks
 from harness_envs import CallLogEnv
-from scripted_model import ScriptedModel, call, say
-from scripted_model.clis import find_cli
-from scripted_model.server import scripted_proxy
 
 from mcpgym.harness.adapters import make_adapter
 from mcpgym.harness.capture import CaptureProxy
 from mcpgym.harness.harness_env import HarnessAction, HarnessEnvironment
+from scripted_model import ScriptedModel, call, say
+from scripted_model.clis import find_cli
+from scripted_model.server import scripted_proxy
 
 pytestmark = [pytest.mark.agents, pytest.mark.timeout(600)]
 
