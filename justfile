@@ -59,6 +59,11 @@ fmt: setup
 bench *ARGS: setup
     {{py}} bench/run.py {{ARGS}}
 
-# The main job: serve the example environment and play a client episode over the WebSocket.
-demo: setup
+# The main job: serve Calendar Gym, run the oracle and naive agents over the whole task suite
+# (both phrasings, structured and plain errors), print the tables, write reports/calendar-demo/.
+demo *ARGS: setup
+    {{py}} -m calendar_gym.demo {{ARGS}}
+
+# A served example environment and one client episode over the WebSocket (Guess the Number).
+example: setup
     {{py}} -m mcpgym.examples.demo

@@ -10,7 +10,10 @@ Serve it with `mcpgym serve calendar_gym:CalendarEnv`, or drive it in-process:
     >>> obs.result["items"][0]["id"]
     'bob@acme.test'
 
-See docs/calendar_gym.md for the tools, reset options, permissions and error modes.
+See docs/calendar_gym.md for the tools, reset options, permissions and error modes, and
+docs/calendar_benchmark.md for the task suite (`calendar_gym.tasks`), its graders
+(`calendar_gym.grading`, `calendar_gym.classify`), the `oracle` and `naive` agents and the main
+job, `python -m calendar_gym.demo`.
 """
 
 from calendar_gym import seed_events as _seed_events  # noqa: F401  (fills EVENT_IDS)

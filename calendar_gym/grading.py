@@ -31,7 +31,7 @@ Example:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -75,13 +75,15 @@ class AssertionResult(BaseModel):
 class CallStats(BaseModel):
     """What the agent's calls add up to.
 
-    `recoveries` pairs each failed call with the first later successful call of the same tool
-    (indexes into the episode's calls); `steps_to_success` is the number of calls a successful
+    `recoveries` pairs each unexpected failed call with the first later successful call of the
+    same tool (indexes into the episode's calls); `expected_errors` are failures the task's plan
+    foresees (a trap's denied write); `steps_to_success` is the number of calls a successful
     episode took (None when it failed).
     """
 
     calls: int = 0
     errors: int = 0
+    expected_errors: int = 0
     error_codes: dict[str, int] = Field(default_factory=dict)
     writes: int = 0
     recoveries: list[tuple[int, int]] = Field(default_factory=list)
@@ -231,12 +233,22 @@ def check_assertions(
 # -- calls -----------------------------------------------------------------------------------------
 
 
-def call_stats(calls: Sequence[Call], success: bool) -> CallStats:
-    """Counts, error codes and error→recovery pairs of an episode's calls."""
+def call_stats(
+    calls: Sequence[Call], success: bool, expected: Collection[tuple[str, str]] = ()
+) -> CallStats:
+    """Counts, error codes and error→recovery pairs of an episode's calls.
+
+    `expected` holds `(tool, code)` pairs a task's plan expects (a trap's denied write): such
+    errors are counted in `errors` and `expected_errors` but need no recovery.
+    """
     codes = Counter(c.error for c in calls if c.error)
     pairs: list[tuple[int, int]] = []
+    foreseen = 0
     for i, call in enumerate(calls):
         if call.error is None:
+            continue
+        if (call.tool, call.error) in expected:
+            foreseen += 1
             continue
         later = next(
             (
@@ -252,11 +264,12 @@ def call_stats(calls: Sequence[Call], success: bool) -> CallStats:
     return CallStats(
         calls=len(calls),
         errors=errors,
+        expected_errors=foreseen,
         error_codes=dict(sorted(codes.items())),
         writes=sum(c.wrote for c in calls),
         recoveries=pairs,
         recovered=len(pairs),
-        unrecovered=errors - len(pairs),
+        unrecovered=errors - foreseen - len(pairs),
         steps_to_success=len(calls) if success else None,
     )
 
@@ -287,7 +300,9 @@ def grade(
         expected_finish=task.finish,
         assertions=results,
         changes=[c.summary() for c in changes],
-        stats=call_stats(calls, success),
+        stats=call_stats(
+            calls, success, {(s.tool, s.expect_error) for s in task.plan if s.expect_error}
+        ),
     )
 
 

@@ -162,9 +162,10 @@ def section(
             ],
         ),
         Text(
-            f"{split['episodes_with_failures']} episodes had labelled calls; failed calls later "
-            f"recovered (same tool succeeded): {split['errors_recovered']}, not recovered: "
-            f"{split['errors_unrecovered']}."
+            f"{split['episodes_with_failures']} episodes had labelled calls. Failed calls "
+            f"followed by a success of the same tool (error→recovery): "
+            f"{split['errors_recovered']}; never recovered: {split['errors_unrecovered']} (errors "
+            "a trap expects, such as a denied write, are not counted)."
         ),
     ]
     return ReportSection(

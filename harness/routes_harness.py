@@ -34,7 +34,7 @@ from mcpgym.errors import MCPGymError
 from mcpgym.harness.harness_env import HarnessEnvironment
 from mcpgym.servers import routes_http
 from mcpgym.servers.dispatch import Dispatcher, error_frame
-from mcpgym.servers.routes_mcp import check_bearer, origin_allowed
+from mcpgym.servers.security import check_bearer, origin_allowed
 from mcpgym.servers.sessions import SessionManager
 from mcpgym.servers.settings import ServerSettings
 

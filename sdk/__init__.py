@@ -15,8 +15,12 @@ Example:
     ['greet']
 """
 
+from typing import TYPE_CHECKING, Any
+
 from mcpgym.checker import check_env
 from mcpgym.client import EnvClient, GenericEnvClient, SyncEnvClient, SyncGenericEnvClient
+from mcpgym.content import Audio, EmbeddedResource, Image, Resource, Text
+from mcpgym.context import ToolContext
 from mcpgym.env import Environment, EnvironmentMetadata
 from mcpgym.errors import (
     ClientError,
@@ -41,30 +45,41 @@ from mcpgym.types import (
     ToolInfo,
 )
 
+if TYPE_CHECKING:
+    from mcpgym.mcp_client import MCPToolClient, SyncMCPToolClient
+
 __version__ = "0.1.0"
 
 __all__ = [
     "Action",
+    "Audio",
     "CallToolAction",
     "CallToolObservation",
     "ClientError",
+    "EmbeddedResource",
     "EnvClient",
     "Environment",
     "EnvironmentMetadata",
     "GenericEnvClient",
+    "Image",
     "ListToolsAction",
     "ListToolsObservation",
     "MCPEnvironment",
     "MCPGymError",
+    "MCPToolClient",
     "Mode",
     "Observation",
     "RemoteError",
     "RequestTimeout",
+    "Resource",
     "ServerGone",
     "State",
     "StepResult",
     "SyncEnvClient",
     "SyncGenericEnvClient",
+    "SyncMCPToolClient",
+    "Text",
+    "ToolContext",
     "ToolError",
     "ToolErrorInfo",
     "ToolInfo",
@@ -73,3 +88,12 @@ __all__ = [
     "check_env",
     "tool",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The MCP tool client imports the `mcp` package (over a second): only when asked for.
+    if name in ("MCPToolClient", "SyncMCPToolClient"):
+        from mcpgym import mcp_client
+
+        return getattr(mcp_client, name)
+    raise AttributeError(f"module 'mcpgym' has no attribute {name!r}")

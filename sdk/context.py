@@ -41,7 +41,15 @@ from pydantic import BaseModel
 
 from mcpgym.errors import ToolExecutionError
 
-__all__ = ["Elicitation", "LogLevel", "ToolContext", "current_context", "recording", "use_context"]
+__all__ = [
+    "Elicitation",
+    "LogLevel",
+    "ToolContext",
+    "current_context",
+    "has_context",
+    "recording",
+    "use_context",
+]
 
 LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 LOG_LEVELS: tuple[LogLevel, ...] = (
@@ -149,6 +157,11 @@ def elicitation_schema(schema: Mapping[str, Any] | type[BaseModel]) -> dict[str,
 _current: contextvars.ContextVar[ToolContext | None] = contextvars.ContextVar(
     "mcpgym_tool_context", default=None
 )
+
+
+def has_context() -> bool:
+    """Whether a transport or caller has set the context for the tool calls being made."""
+    return _current.get() is not None
 
 
 def current_context() -> ToolContext:

@@ -20,12 +20,14 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import uuid
 from typing import Any, ClassVar
 
 from pydantic import ValidationError as PydanticValidationError
 
+from mcpgym.context import ToolContext, has_context, use_context
 from mcpgym.env import Environment, EnvironmentMetadata
 from mcpgym.errors import (
     ExecutionError,
@@ -204,14 +206,16 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
         self._require_episode()
         if isinstance(action, ListToolsAction):
             return self._finish(action, self._list_observation())
+        tool_ctx = self._simulation_context(action.tool_name)
         try:
-            result = self.call_tool_sync(action.tool_name, action.arguments)
+            with use_context(tool_ctx) if tool_ctx else contextlib.nullcontext():
+                result = self.call_tool_sync(action.tool_name, action.arguments)
             obs = CallToolObservation(tool_name=action.tool_name, result=result)
         except ToolError as err:
             obs = CallToolObservation(
                 tool_name=action.tool_name, error=ToolErrorInfo(**err.to_info())
             )
-        return self._finish(action, obs)
+        return self._finish(action, _with_events(obs, tool_ctx))
 
     async def astep(
         self,
@@ -223,14 +227,23 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
         self._require_episode()
         if isinstance(action, ListToolsAction):
             return await self._afinish(action, self._list_observation())
+        tool_ctx = self._simulation_context(action.tool_name)
         try:
-            result = await self.call_tool(action.tool_name, action.arguments, timeout_s)
+            with use_context(tool_ctx) if tool_ctx else contextlib.nullcontext():
+                result = await self.call_tool(action.tool_name, action.arguments, timeout_s)
             obs = CallToolObservation(tool_name=action.tool_name, result=result)
         except ToolError as err:
             obs = CallToolObservation(
                 tool_name=action.tool_name, error=ToolErrorInfo(**err.to_info())
             )
-        return await self._afinish(action, obs)
+        return await self._afinish(action, _with_events(obs, tool_ctx))
+
+    def _simulation_context(self, tool_name: str) -> ToolContext | None:
+        """A recording `ToolContext` for a tool taking one (its logs go in the observation)."""
+        spec = self.tool_specs.get(tool_name)
+        if spec is None or spec.context_param is None or has_context():
+            return None  # no context needed, or the caller (a transport, a test) set its own
+        return ToolContext()
 
     def _list_observation(self) -> ListToolsObservation:
         return ListToolsObservation(tools=[s.info for s in self.visible_tools()])
@@ -274,3 +287,9 @@ def _require_no_running_loop() -> None:
     except RuntimeError:
         return
     raise RuntimeError("step() cannot run an async tool inside a running event loop; use astep().")
+
+
+def _with_events(obs: CallToolObservation, ctx: ToolContext | None) -> CallToolObservation:
+    if ctx is not None and ctx.events:
+        obs.metadata["tool_events"] = ctx.events
+    return obs

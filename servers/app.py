@@ -8,22 +8,17 @@ from collections.abc import AsyncGenerator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.applications import Starlette
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 
 from mcpgym.env import Environment, EnvironmentMetadata
-from mcpgym.errors import SessionError
-from mcpgym.mcp_env import MCPEnvironment
 from mcpgym.servers import routes_http
 from mcpgym.servers.dispatch import Dispatcher
 from mcpgym.servers.factory import make_factory
-from mcpgym.servers.mcp_direct import answer_jsonrpc
-from mcpgym.servers.mcp_server import build_mcp_server
+from mcpgym.servers.mcp_mount import McpMount
 from mcpgym.servers.principals import ProductionEnvs
-from mcpgym.servers.routes_mcp import McpEndpoint, security_settings
 from mcpgym.servers.routes_ws import websocket_endpoint
-from mcpgym.servers.sessions import Session, SessionManager
+from mcpgym.servers.sessions import SessionManager
 from mcpgym.servers.settings import ServerSettings
 from mcpgym.tools import Mode
 from mcpgym.types import Action, Observation, State
@@ -96,38 +91,18 @@ def create_app(
         cls = env_info["info"].env_cls if env_info else env_cls
         return dict(getattr(cls, "tool_specs", {}))
 
-    meta_name = env_cls.__name__ if env_cls is not None else "mcpgym"
-    mcp_server = build_mcp_server(
-        name=meta_name,
-        version=str(getattr(env_cls, "version", "0.0.0")),
-        instructions=str(getattr(env_cls, "description", "")) or None,
-        tool_specs=tool_specs,
-        mode=settings.mode,
+    mcp = McpMount(
+        settings=settings,
         sessions=sessions,
-        default_env=None,
+        production=production,
+        env_cls=env_cls,
+        tool_specs=tool_specs,
     )
-    manager = StreamableHTTPSessionManager(
-        app=mcp_server,
-        json_response=True,
-        stateless=False,
-        security_settings=security_settings(settings),
-        session_idle_timeout=settings.idle_timeout_s,
-        max_sessions=settings.max_sessions,
-        max_request_body_size=settings.max_frame_bytes,
-    )
-
-    async def ws_mcp(session: Session, request: dict[str, Any]) -> dict[str, Any] | None:
-        env = session.env
-        if not isinstance(env, MCPEnvironment):
-            raise SessionError("this environment has no tools to serve over MCP")
-        if not session.started:
-            raise SessionError("No episode: send reset before mcp requests.")
-        return await answer_jsonrpc(mcp_server, env, request)
 
     dispatcher = Dispatcher(
         max_frame_bytes=settings.max_frame_bytes,
         default_timeout_s=settings.step_timeout_s,
-        mcp_handler=ws_mcp,
+        mcp_handler=mcp.ws_frame,
     )
 
     @contextlib.asynccontextmanager
@@ -137,9 +112,10 @@ def create_app(
         try:
             if production is not None:
                 await production.for_token("")  # the live service is reset at start-up
-            async with manager.run():
-                yield
+                await mcp.start()  # MCP is what a production server is for: no lazy start
+            yield
         finally:
+            await mcp.stop()
             await sessions.stop()
             if production is not None:
                 await production.close()
@@ -157,14 +133,12 @@ def create_app(
         ]
     if settings.mode == "simulation" or settings.production_ws:
         routes.append(WebSocketRoute("/ws", websocket_endpoint))
-    routes.append(
-        Route("/mcp", McpEndpoint(manager, settings, production), methods=["GET", "POST", "DELETE"])
-    )
+    routes.append(Route("/mcp", mcp, methods=["GET", "POST", "DELETE"]))
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.settings = settings
     app.state.sessions = sessions
     app.state.dispatcher = dispatcher
     app.state.factory = factory
-    app.state.mcp_server = mcp_server
+    app.state.mcp = mcp
     app.state.production = production
     return app

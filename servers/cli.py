@@ -23,11 +23,13 @@ def _serve(args: argparse.Namespace) -> int:
         target = load_target(args.target)
         principals = _load_principals(args.principals) if args.principals else {}
         if args.stdio:
+            if args.mode == "simulation":
+                raise ValueError("--stdio serves the production face only (episodes go over /ws)")
             from mcpgym.servers.stdio import serve_stdio
 
             return serve_stdio(target)
         settings = ServerSettings(
-            mode=args.mode,
+            mode=args.mode or "simulation",
             max_sessions=args.max_sessions,
             idle_timeout_s=args.idle_timeout,
             max_frame_bytes=args.max_frame_bytes,
@@ -90,8 +92,9 @@ def _add_serve(sub: Any) -> None:
     p.add_argument(
         "--mode",
         choices=["simulation", "production"],
-        default="simulation",
-        help="simulation: trainer owns episodes; production: real MCP service",
+        default=None,
+        help="simulation (default; trainer owns episodes) or production (real MCP service; "
+        "the only mode of --stdio)",
     )
     p.add_argument(
         "--max-sessions", type=int, default=256, help="concurrent sessions (default 256)"

@@ -17,12 +17,14 @@ Content values become MCP content blocks (`tool_result`); tool failures become `
 from __future__ import annotations
 
 import contextvars
+import functools
 import json
 import warnings
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import mcp_types as types
+from jsonschema import Draft202012Validator
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
@@ -80,20 +82,28 @@ def tool_result(spec: Any, dumped: Any) -> types.CallToolResult:
 
 def error_result(err: ToolError, spec: Any = None) -> types.CallToolResult:
     """A failed call the model can correct itself from: `{"error_type", "message", ...}` as JSON
-    text, and as `structuredContent` unless the tool declares an output schema.
+    text, and as `structuredContent` whenever that does not contradict the output schema.
 
-    Clients such as the MCP Inspector validate `structuredContent` against the output schema
-    even on `isError` results, so an error payload there would bury the error under a schema
-    complaint; the JSON text carries the same payload.
+    Clients such as the MCP Inspector validate `structuredContent` against the tool's output
+    schema even on `isError` results, so an error payload the schema rejects would bury the
+    error under a schema complaint: then only the JSON text carries it. Tools returning open
+    objects (`dict[str, Any]`, as Calendar Gym's) keep the structured error.
     """
     payload = err.to_info()
     text = json.dumps(payload, ensure_ascii=False, default=str)
-    has_schema = spec is not None and spec.output_schema is not None
+    structured: dict[str, Any] | None = payload
+    if spec is not None and spec.output_schema is not None:
+        structured = payload if _output_validator(spec).is_valid(payload) else None
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)],
-        structured_content=None if has_schema else payload,
+        structured_content=structured,
         is_error=True,
     )
+
+
+@functools.lru_cache(maxsize=1024)
+def _output_validator(spec: Any) -> Draft202012Validator:
+    return Draft202012Validator(spec.output_schema)
 
 
 def build_mcp_server(

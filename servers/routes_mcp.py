@@ -10,10 +10,8 @@ environment.
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlsplit
 
 from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -24,6 +22,12 @@ from starlette.types import Message, Receive, Scope, Send
 
 from mcpgym.servers.mcp_server import CURRENT_ENV
 from mcpgym.servers.principals import ProductionEnvs
+from mcpgym.servers.security import (
+    check_bearer,
+    forbidden_origin,
+    origin_allowed,
+    unauthorized,
+)
 from mcpgym.servers.settings import ServerSettings
 
 __all__ = [
@@ -82,40 +86,6 @@ def build_session_manager(
     )
 
 
-def origin_allowed(origin: str | None, settings: ServerSettings) -> bool:
-    """No Origin (not a browser) passes; a browser origin must be local or configured."""
-    if origin is None:
-        return True
-    if origin in settings.allowed_origins:
-        return True
-    parts = urlsplit(origin)
-    return parts.scheme in ("http", "https") and (parts.hostname or "") in (
-        "127.0.0.1",
-        "localhost",
-        "::1",
-    )
-
-
-def check_bearer(headers: Headers, settings: ServerSettings) -> str | None:
-    """The matching token, `""` when no auth is configured, or `None` when rejected.
-
-    Compares in constant time against every configured token.
-    """
-    if not settings.token and not settings.principals:
-        return ""
-    scheme, _, given = headers.get("authorization", "").partition(" ")
-    if scheme.lower() != "bearer" or not given:
-        return None
-    matched: str | None = None
-    candidates: list[str] = [*settings.principals]
-    if settings.token:
-        candidates.append(settings.token)
-    for token in candidates:
-        if hmac.compare_digest(token.encode(), given.encode()):
-            matched = token
-    return matched
-
-
 def _without_ows(scope: Scope) -> Scope:
     """The scope with surrounding whitespace removed from header values.
 
@@ -154,14 +124,6 @@ async def _refuse_batches(scope: Scope, receive: Receive, send: Send) -> Receive
     return replay
 
 
-def _unauthorized() -> JSONResponse:
-    return JSONResponse(
-        {"error": {"code": "UNAUTHORIZED", "message": "missing or invalid bearer token"}},
-        status_code=401,
-        headers={"WWW-Authenticate": 'Bearer realm="mcpgym"'},
-    )
-
-
 class McpEndpoint:
     """ASGI endpoint for `/mcp` (see the module docstring for what it checks, in order)."""
 
@@ -179,14 +141,11 @@ class McpEndpoint:
         scope = _without_ows(scope)
         headers = Headers(scope=scope)
         if not origin_allowed(headers.get("origin"), self.settings):
-            response = JSONResponse(
-                {"error": {"code": "FORBIDDEN", "message": "Origin not allowed"}}, status_code=403
-            )
-            await response(scope, receive, send)
+            await forbidden_origin()(scope, receive, send)
             return
         token = check_bearer(headers, self.settings)
         if token is None:
-            await _unauthorized()(scope, receive, send)
+            await unauthorized()(scope, receive, send)
             return
         if scope["method"] == "POST":
             replay = await _refuse_batches(scope, receive, send)

@@ -10,7 +10,7 @@ from starlette.websockets import WebSocket, WebSocketState
 
 from mcpgym.errors import CapacityReached, MCPGymError
 from mcpgym.servers.dispatch import Dispatcher, error_frame
-from mcpgym.servers.routes_mcp import check_bearer, origin_allowed
+from mcpgym.servers.security import check_bearer, origin_allowed
 from mcpgym.servers.sessions import SessionManager
 
 __all__ = ["websocket_endpoint"]

@@ -198,6 +198,8 @@ def test_call_stats_pair_errors_with_recoveries() -> None:
     assert stats.error_codes == {"INVALID_FORMAT": 1, "PERMISSION_DENIED": 1}
     assert stats.writes == 1 and stats.steps_to_success is None
     assert call_stats(calls[:3], success=True).steps_to_success == 3
+    trap = call_stats(calls[3:], success=True, expected={("acl_insert", "PERMISSION_DENIED")})
+    assert (trap.errors, trap.expected_errors, trap.unrecovered) == (1, 1, 0)
 
 
 # -- at the end of an episode ----------------------------------------------------------------------
@@ -222,6 +224,16 @@ def test_finish_ends_the_episode_with_reward_grade_and_failures(play: Any) -> No
     assert later.error is not None and later.error.model_dump()["error"]["code"] == (
         "FORBIDDEN_OPERATION"
     )
+
+
+def test_error_codes_are_logged_whatever_the_error_mode(play: Any) -> None:
+    env, call = play("t1-create-haircut", error_mode="plain")
+    call("create_event", summary="Haircut")
+    call("events_insert", **{**HAIRCUT, "start": {"dateTime": "2026-03-05T17:00:00"}})
+    obs = call("finish", status="done", summary="gave up")
+    assert [c.error for c in env.task_episode.calls] == ["UNKNOWN_TOOL", "INVALID_FORMAT", None]
+    labels = [f["label"] for f in obs.metadata["failures"]]
+    assert labels == ["wrong_tool", "wrong_args"]  # the finish repeats the insert's mistake
 
 
 def test_the_step_limit_ends_and_grades_the_episode(play: Any) -> None:

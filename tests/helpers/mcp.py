@@ -58,7 +58,7 @@ def mcp_endpoint(app: Starlette) -> Any:
 def sse_responses(app: Starlette) -> bool:
     """Whether `/mcp` answers with SSE streams (needed for logs, progress, sampling,
     elicitation over HTTP in the 2025-11-25 era)."""
-    return not mcp_endpoint(app).manager.json_response
+    return not app.state.mcp.json_response
 
 
 def initialize_body(request_id: int = 1) -> dict[str, Any]:

@@ -1,0 +1,130 @@
+"""`McpMount`: the app's MCP face (`/mcp` and the WebSocket `mcp` frame), built on first use.
+
+Importing the `mcp` package costs well over a second and tens of megabytes, most of which a
+simulation server never needs: trainers step through `/ws`. So the MCP `Server`, its Streamable
+HTTP session manager and the manager's task group come to life on the first `/mcp` request or
+`mcp` frame (in production, at start-up, since MCP is all that server does). Only then is `mcp`
+imported.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from starlette.types import Receive, Scope, Send
+
+from mcpgym.errors import SessionError
+from mcpgym.mcp_env import MCPEnvironment
+from mcpgym.servers.principals import ProductionEnvs
+from mcpgym.servers.sessions import Session, SessionManager
+from mcpgym.servers.settings import ServerSettings
+
+if TYPE_CHECKING:
+    from mcp.server.lowlevel import Server
+
+    from mcpgym.servers.routes_mcp import McpEndpoint
+
+__all__ = ["McpMount"]
+
+
+class McpMount:
+    """Builds and runs the MCP server for one app, once, when first needed."""
+
+    def __init__(
+        self,
+        *,
+        settings: ServerSettings,
+        sessions: SessionManager,
+        production: ProductionEnvs | None,
+        env_cls: type | None,
+        tool_specs: Callable[[], dict[str, Any]],
+    ) -> None:
+        self._settings = settings
+        self._sessions = sessions
+        self._production = production
+        self._env_cls = env_cls
+        self._tool_specs = tool_specs
+        self._server: Server[Any] | None = None
+        self._endpoint: McpEndpoint | None = None
+        self._runner: asyncio.Task[None] | None = None
+        self._stop = asyncio.Event()
+        self._lock = asyncio.Lock()
+
+    def server(self) -> Server[Any]:
+        """The low-level MCP `Server` (built, not yet serving HTTP)."""
+        if self._server is None:
+            from mcpgym.servers.mcp_server import build_mcp_server
+
+            cls = self._env_cls
+            self._server = build_mcp_server(
+                name=cls.__name__ if cls is not None else "mcpgym",
+                version=str(getattr(cls, "version", "0.0.0")),
+                instructions=str(getattr(cls, "description", "")) or None,
+                tool_specs=self._tool_specs,
+                mode=self._settings.mode,
+                sessions=self._sessions,
+                default_env=None,
+            )
+        return self._server
+
+    @property
+    def json_response(self) -> bool:
+        """Whether `/mcp` answers with plain JSON (no tool needs an SSE back channel)."""
+        from mcpgym.servers.routes_mcp import json_responses
+
+        return json_responses(getattr(self._env_cls, "tool_specs", None))
+
+    async def start(self) -> McpEndpoint:
+        """Build the session manager and run it in its own task (idempotent)."""
+        if self._endpoint is not None:
+            return self._endpoint
+        async with self._lock:
+            if self._endpoint is None:
+                from mcpgym.servers.routes_mcp import McpEndpoint, build_session_manager
+
+                specs = getattr(self._env_cls, "tool_specs", None)
+                manager = build_session_manager(self.server(), self._settings, specs)
+                ready = asyncio.Event()
+
+                async def run() -> None:
+                    # The manager's task group must be entered and left in one task.
+                    async with manager.run():
+                        ready.set()
+                        await self._stop.wait()
+
+                self._runner = asyncio.create_task(run(), name="mcpgym-mcp-manager")
+                waiter = asyncio.create_task(ready.wait())
+                await asyncio.wait([waiter, self._runner], return_when=asyncio.FIRST_COMPLETED)
+                waiter.cancel()
+                if self._runner.done():  # the manager failed to start: surface why
+                    self._runner.result()
+                self._endpoint = McpEndpoint(manager, self._settings, self._production)
+        assert self._endpoint is not None
+        return self._endpoint
+
+    async def stop(self) -> None:
+        """Stop the session manager (closes open MCP sessions and their environments)."""
+        self._stop.set()
+        if self._runner is not None:
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.wait_for(self._runner, timeout=10)
+            self._runner = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The `/mcp` ASGI endpoint."""
+        endpoint = await self.start()
+        await endpoint(scope, receive, send)
+
+    async def ws_frame(self, session: Session, request: dict[str, Any]) -> dict[str, Any] | None:
+        """Answer a WebSocket `{"type":"mcp"}` frame with the session's own environment."""
+        env = session.env
+        if not isinstance(env, MCPEnvironment):
+            raise SessionError("this environment has no tools to serve over MCP")
+        if not session.started:
+            raise SessionError("No episode: send reset before mcp requests.")
+        from mcpgym.servers.mcp_direct import answer_jsonrpc
+
+        return await answer_jsonrpc(self.server(), env, request)

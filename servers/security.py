@@ -1,0 +1,64 @@
+"""Who may talk to the server: browser `Origin` checks and bearer tokens (constant-time).
+
+Shared by `/mcp`, `/ws` and the harness route; no MCP machinery is imported here.
+"""
+
+from __future__ import annotations
+
+import hmac
+from urllib.parse import urlsplit
+
+from starlette.datastructures import Headers
+from starlette.responses import JSONResponse
+
+from mcpgym.servers.settings import ServerSettings
+
+__all__ = ["check_bearer", "forbidden_origin", "origin_allowed", "unauthorized"]
+
+
+def origin_allowed(origin: str | None, settings: ServerSettings) -> bool:
+    """No Origin (not a browser) passes; a browser origin must be local or configured."""
+    if origin is None:
+        return True
+    if origin in settings.allowed_origins:
+        return True
+    parts = urlsplit(origin)
+    return parts.scheme in ("http", "https") and (parts.hostname or "") in (
+        "127.0.0.1",
+        "localhost",
+        "::1",
+    )
+
+
+def check_bearer(headers: Headers, settings: ServerSettings) -> str | None:
+    """The matching token, `""` when no auth is configured, or `None` when rejected.
+
+    Compares in constant time against every configured token.
+    """
+    if not settings.token and not settings.principals:
+        return ""
+    scheme, _, given = headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not given:
+        return None
+    matched: str | None = None
+    candidates: list[str] = [*settings.principals]
+    if settings.token:
+        candidates.append(settings.token)
+    for token in candidates:
+        if hmac.compare_digest(token.encode(), given.encode()):
+            matched = token
+    return matched
+
+
+def unauthorized() -> JSONResponse:
+    return JSONResponse(
+        {"error": {"code": "UNAUTHORIZED", "message": "missing or invalid bearer token"}},
+        status_code=401,
+        headers={"WWW-Authenticate": 'Bearer realm="mcpgym"'},
+    )
+
+
+def forbidden_origin() -> JSONResponse:
+    return JSONResponse(
+        {"error": {"code": "FORBIDDEN", "message": "Origin not allowed"}}, status_code=403
+    )
