@@ -16,10 +16,9 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from scripted_model.clis import Cli, find_cli
-
 from mcpgym.harness.capture import LLMCall
 from mcpgym.harness.trajectory import segment_call
+from scripted_model.clis import Cli, find_cli
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EPISODE_KEY = "EPISODE_KEY"

@@ -7,10 +7,10 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-from scripted_model import ScriptedModel, call, say
-from scripted_model.server import MODELS, scripted_proxy
 
 from mcpgym.harness.capture import CaptureProxy
+from scripted_model import ScriptedModel, call, say
+from scripted_model.server import MODELS, scripted_proxy
 
 
 @pytest.fixture

@@ -16,12 +16,12 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from capture_fixtures import write_fixture
+from mcpgym.harness.capture import CaptureProxy, parse_request
 from scripted_model import ScriptedModel, call, say
 from scripted_model.clis import CLIS, Cli, McpServer, find_cli, prepare
 from scripted_model.server import scripted_proxy
-
-from mcpgym.harness.capture import CaptureProxy, parse_request
 
 pytestmark = pytest.mark.agents
 

@@ -9,9 +9,8 @@ from typing import Any
 
 import httpx
 import pytest
-from capture_helpers import PATHS, auth, body
-from scripted_model import ScriptedModel
 
+from capture_helpers import PATHS, auth, body
 from mcpgym.harness.capture import (
     SSE,
     CaptureProxy,
@@ -20,6 +19,7 @@ from mcpgym.harness.capture import (
     parse_request,
     parse_response,
 )
+from scripted_model import ScriptedModel
 
 DIALECTS: list[Dialect] = ["anthropic", "openai-chat", "openai-responses"]
 

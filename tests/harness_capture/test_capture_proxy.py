@@ -9,10 +9,8 @@ from typing import Any
 
 import httpx
 import pytest
-from capture_helpers import PATHS, auth, body
-from scripted_model import ScriptedModel, say
-from scripted_model.server import scripted_proxy_thread
 
+from capture_helpers import PATHS, auth, body
 from mcpgym.harness.capture import (
     SSE,
     BackendError,
@@ -23,6 +21,8 @@ from mcpgym.harness.capture import (
     Reply,
     UnknownKeyError,
 )
+from scripted_model import ScriptedModel, say
+from scripted_model.server import scripted_proxy_thread
 
 DIALECTS: list[Dialect] = ["anthropic", "openai-chat", "openai-responses"]
 

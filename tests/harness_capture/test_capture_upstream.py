@@ -8,9 +8,8 @@ from typing import Any
 
 import httpx
 import pytest
-from capture_helpers import PATHS, auth, body
-from scripted_model import ScriptedModel, call, say
 
+from capture_helpers import PATHS, auth, body
 from mcpgym.harness.capture import (
     SSE,
     CaptureProxy,
@@ -22,6 +21,7 @@ from mcpgym.harness.capture import (
     parse_response,
 )
 from mcpgym.harness.trajectory import label_call
+from scripted_model import ScriptedModel, call, say
 
 DIALECTS: list[Dialect] = ["anthropic", "openai-chat", "openai-responses"]
 

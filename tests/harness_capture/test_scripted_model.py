@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Any, cast
 
 import pytest
-from capture_helpers import body
-from scripted_model import ScriptedModel, StepContext, call, pick_tool, say
 
+from capture_helpers import body
 from mcpgym.harness.capture import (
     BackendError,
     Dialect,
@@ -15,6 +14,7 @@ from mcpgym.harness.capture import (
     parse_response,
     reassembler_for,
 )
+from scripted_model import ScriptedModel, StepContext, call, pick_tool, say
 
 
 def request(dialect: Dialect, payload: dict[str, Any], key: str = "k") -> ModelRequest:

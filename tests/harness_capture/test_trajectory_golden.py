@@ -7,9 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from capture_fixtures import golden_path, load_calls, summarise
-from scripted_model.clis import CLIS, Cli
 
+from capture_fixtures import golden_path, load_calls, summarise
 from mcpgym.harness.capture import LLMCall, parse_request, parse_response
 from mcpgym.harness.trajectory import (
     Segment,
@@ -18,6 +17,7 @@ from mcpgym.harness.trajectory import (
     read_trajectories,
     segment_call,
 )
+from scripted_model.clis import CLIS, Cli
 
 
 @pytest.mark.parametrize("cli", CLIS)
