@@ -55,7 +55,8 @@ fmt: setup
     {{py}} -m ruff format .
     {{py}} -m ruff check --fix .
 
-# Benchmarks against a bare Starlette+uvicorn floor (bounded; prints figures and ratios).
+# Benchmarks against a bare Starlette+uvicorn floor: WS, HTTP, /mcp, cold start and memory in both
+# modes, Calendar Gym reset and events_list (bounded, under 2 minutes; prints figures and ratios).
 bench *ARGS: setup
     {{py}} bench/run.py {{ARGS}}
 

@@ -4,6 +4,11 @@ It does the least work any JSON-over-WebSocket/HTTP server must do per message: 
 request and json-encode a reply of about the size and shape of an mcpgym observation. Whatever
 mcpgym costs above this is framework overhead (sessions, validation, pydantic, dispatch).
 
+`/mcp` is the same for JSON-RPC: it decodes the request and answers `initialize` and `tools/call`
+with results shaped and sized like mcpgym's (`_rpc_reply`), a notification with 202, and echoes
+the `Mcp-Session-Id` header; it keeps no sessions and checks nothing, so above it is what the
+`mcp` package's Streamable HTTP transport, its session and mcpgym's tool call cost.
+
 Run: `python bench/_floor.py --port 8001` (bench/run.py starts it as a subprocess).
 
 `UVICORN_SETTINGS` is the single source of the server settings both servers share: it mirrors the
@@ -77,11 +82,37 @@ def _reply(msg: Any) -> dict[str, Any]:
     }
 
 
+def _rpc_reply(msg: Any) -> dict[str, Any]:
+    """A JSON-RPC result shaped like mcpgym's for `initialize` and for a `guess` tool call."""
+    if not isinstance(msg, dict):
+        return {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Invalid"}}
+    if msg.get("method") == "initialize":
+        result: dict[str, Any] = {
+            "capabilities": {"logging": {}, "tools": {"listChanged": False}},
+            "instructions": "A bare JSON-RPC endpoint: decodes the request, encodes a reply.",
+            "protocolVersion": "2025-11-25",
+            "serverInfo": {"name": "floor", "version": "1.0.0"},
+        }
+    else:
+        params = msg.get("params")
+        args = params.get("arguments") if isinstance(params, dict) else None
+        value = {"verdict": "higher", "guesses": len(args) if isinstance(args, dict) else 0}
+        result = {
+            "content": [{"text": json.dumps(value), "type": "text"}],
+            "isError": False,
+            "structuredContent": value,
+        }
+    return {"jsonrpc": "2.0", "id": msg.get("id"), "result": result}
+
+
 def create_floor_app() -> Any:
-    """`/health` (GET), `/step` and `/reset` (POST JSON echo), `/ws` (JSON frame echo)."""
+    """`/health` (GET), `/step` and `/reset` (POST JSON echo), `/ws` (JSON frame echo), `/mcp`
+    (POST JSON-RPC echo, DELETE)."""
+    import uuid
+
     from starlette.applications import Starlette
     from starlette.requests import Request
-    from starlette.responses import JSONResponse
+    from starlette.responses import JSONResponse, Response
     from starlette.routing import Route, WebSocketRoute
     from starlette.websockets import WebSocket, WebSocketDisconnect
 
@@ -91,6 +122,15 @@ def create_floor_app() -> Any:
     async def step(request: Request) -> JSONResponse:
         body = await request.json()
         return JSONResponse(_reply({"data": body}))
+
+    async def mcp(request: Request) -> Response:
+        session = {"mcp-session-id": request.headers.get("mcp-session-id") or uuid.uuid4().hex}
+        if request.method == "DELETE":
+            return Response(headers=session)
+        msg = json.loads(await request.body())
+        if isinstance(msg, dict) and "id" not in msg:  # a notification
+            return Response(status_code=202, headers=session, media_type="application/json")
+        return JSONResponse(_rpc_reply(msg), headers=session)
 
     async def ws(websocket: WebSocket) -> None:
         await websocket.accept()
@@ -109,6 +149,7 @@ def create_floor_app() -> Any:
             Route("/health", health, methods=["GET"]),
             Route("/step", step, methods=["POST"]),
             Route("/reset", step, methods=["POST"]),
+            Route("/mcp", mcp, methods=["POST", "DELETE"]),
             WebSocketRoute("/ws", ws),
         ]
     )

@@ -15,11 +15,19 @@ Kinds:
           `done` it sends `reset` again (not counted). One round trip = one counted step.
   http  — `conns` concurrent keep-alive requests on one `httpx.AsyncClient`, POSTing `body` to
           `url` and decoding the JSON reply. One response = one counted request.
+  mcp   — `conns` MCP clients (2025-11-25 sessions), each on its own raw HTTP/1.1 keep-alive
+          connection (`_Http1`, no client library: httpx costs the client more CPU per request
+          than the servers spend): `initialize` and `notifications/initialized` once, then a
+          loop of `tools/call` (`call`: the params) with the `Mcp-Session-Id` header, each reply
+          JSON-decoded and checked (`result`, not `isError`); `DELETE` at the end. JSON responses
+          are required (an SSE reply is an error: the benchmark measures the JSON path). One
+          reply = one counted call.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import json
 import sys
@@ -115,6 +123,132 @@ async def _http_conn(spec: dict[str, Any], client: Any, win: _Window, ready: asy
             await asyncio.sleep(0.01)
 
 
+class _Http1:
+    """One raw HTTP/1.1 keep-alive connection: a request out, one response (Content-Length or
+    chunked body) in. Enough for both servers' `/mcp`, and cheaper than any client library."""
+
+    def __init__(self, url: str) -> None:
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(url)
+        self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 80
+        self.path = parts.path or "/"
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def open(self) -> None:
+        self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+
+    def head(self, method: str, headers: dict[str, str]) -> bytes:
+        """The request line and headers up to `Content-Length: ` (the length and body follow)."""
+        lines = [f"{method} {self.path} HTTP/1.1", f"Host: {self.host}:{self.port}"]
+        lines += [f"{k}: {v}" for k, v in headers.items()]
+        return ("\r\n".join(lines) + "\r\nContent-Length: ").encode()
+
+    async def request(self, head: bytes, body: bytes) -> tuple[int, bytes, bytes]:
+        """Send `head` (from `head()`) with `body`; returns (status, raw headers, body)."""
+        assert self.reader is not None and self.writer is not None
+        self.writer.write(b"%s%d\r\n\r\n%s" % (head, len(body), body))
+        raw = await self.reader.readuntil(b"\r\n\r\n")
+        status = int(raw[9:12])
+        lower = raw.lower()
+        i = lower.find(b"\r\ncontent-length:")
+        if i >= 0:
+            n = int(lower[i + 17 : lower.index(b"\r\n", i + 2)])
+            return status, raw, await self.reader.readexactly(n) if n else b""
+        if b"\r\ntransfer-encoding: chunked" not in lower:
+            raise RuntimeError(f"response without a length: {raw[:200]!r}")
+        chunks: list[bytes] = []
+        while True:
+            size = int((await self.reader.readuntil(b"\r\n")).split(b";")[0], 16)
+            chunk = await self.reader.readexactly(size + 2)
+            if not size:
+                return status, raw, b"".join(chunks)
+            chunks.append(chunk[:-2])
+
+    async def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            with contextlib.suppress(OSError):
+                await self.writer.wait_closed()
+
+
+def _header(raw: bytes, name: bytes) -> str | None:
+    for line in raw.split(b"\r\n")[1:]:
+        key, _, value = line.partition(b":")
+        if key.strip().lower() == name:
+            return value.strip().decode()
+    return None
+
+
+_MCP_HEADERS = {
+    "Content-Type": "application/json",
+    "Accept": "application/json, text/event-stream",
+}
+_MCP_VERSION = "2025-11-25"
+
+
+async def _mcp_conn(spec: dict[str, Any], win: _Window, ready: asyncio.Event) -> None:
+    conn = _Http1(spec["url"])
+    await conn.open()
+    session: str | None = None
+    try:
+        init = {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": _MCP_VERSION,
+                "capabilities": {},
+                "clientInfo": {"name": "mcpgym-bench", "version": "1"},
+            },
+        }
+        status, raw, body = await conn.request(
+            conn.head("POST", _MCP_HEADERS), json.dumps(init).encode()
+        )
+        kind = _header(raw, b"content-type") or ""
+        if status != 200 or not kind.startswith("application/json"):
+            raise RuntimeError(f"initialize: {status} {kind}: {body[:300]!r}")
+        session = _header(raw, b"mcp-session-id")
+        if not session or "result" not in json.loads(body):
+            raise RuntimeError(f"initialize: no session or result: {raw[:300]!r} {body[:300]!r}")
+        headers = _MCP_HEADERS | {"Mcp-Session-Id": session, "Mcp-Protocol-Version": _MCP_VERSION}
+        head = conn.head("POST", headers)
+        note = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode()
+        status, _, body = await conn.request(head, note)
+        if status != 202:
+            raise RuntimeError(f"notifications/initialized: {status} {body[:300]!r}")
+        # tools/call bodies differ only in the id: `prefix + id + suffix`.
+        prefix = b'{"jsonrpc":"2.0","id":'
+        suffix = (',"method":"tools/call","params":' + json.dumps(spec["call"]) + "}").encode()
+        ready.set()
+        perf = time.perf_counter
+        rid = 0
+        while not win.stop:
+            if not win.running.is_set():
+                await win.running.wait()
+                continue
+            rid += 1
+            t0 = perf()
+            status, _, body = await conn.request(head, b"%s%d%s" % (prefix, rid, suffix))
+            reply = json.loads(body)
+            if win.measuring:
+                win.count += 1
+                if win.keep_latencies:
+                    win.latencies.append(perf() - t0)
+            result = reply.get("result") if status == 200 else None
+            if not isinstance(result, dict) or result.get("isError") or reply.get("id") != rid:
+                win.error(f"{status} {body[:300]!r}")
+                await asyncio.sleep(0.01)
+    finally:
+        if session is not None:  # end the session (the server would reap it when idle)
+            with contextlib.suppress(OSError, RuntimeError, asyncio.IncompleteReadError):
+                await asyncio.wait_for(
+                    conn.request(conn.head("DELETE", {"Mcp-Session-Id": session}), b""), 2.0
+                )
+        await conn.close()
+
+
 async def _race(aw: Any, watcher: asyncio.Task[None]) -> None:
     """Await `aw`, but fail as soon as any connection task fails."""
     task = asyncio.ensure_future(aw)
@@ -165,6 +299,8 @@ async def _run(spec: dict[str, Any]) -> None:
         limits = httpx.Limits(max_connections=n, max_keepalive_connections=n)
         client = httpx.AsyncClient(limits=limits, timeout=30.0)
         tasks = [asyncio.create_task(_http_conn(spec, client, win, r)) for r in readies]
+    elif spec["kind"] == "mcp":
+        tasks = [asyncio.create_task(_mcp_conn(spec, win, r)) for r in readies]
     else:
         raise SystemExit(f"unknown kind {spec['kind']!r}")
 

@@ -86,7 +86,7 @@ async def main(n: int, profile: bool) -> None:
         ("      env._exclusive(guess) (lock + inline call)",
          lambda: env._exclusive(env.guess, (), kwargs, None)),
         ("      guess() itself", lambda: env.guess(**kwargs)),
-        ("      spec.dump_result (TypeAdapter.dump_python)", lambda: spec.dump_result(value)),
+        ("      spec.dump_result (adapter serializer)", lambda: spec.dump_result(value)),
         ("    CallToolObservation(...)", lambda: CallToolObservation(tool_name="guess", result={})),
         ("  observation_payload (model_dump)", lambda: observation_payload(obs)),
         ("  _encode(reply) (json.dumps default=str)", lambda: _encode(reply)),

@@ -5,7 +5,11 @@ Starts the server exactly as bench/run.py does, drives it with one `_load.py` We
 prints CPU µs per step: by layer (the file of the innermost Python frame), by function (self), and
 by function (inclusive). Needs py-spy (`.venv/bin/python -m pip install py-spy`).
 
-Usage: python bench/_profile.py [--server mcpgym|floor] [--seconds 6] [--rate 997] [--top 30]
+`--load mcp` drives `/mcp` instead: one MCP client making `tools/call`s (bench/run.py's `mcp1`),
+against `mcpgym serve ... --mode production` and the floor's `/mcp`.
+
+Usage: python bench/_profile.py [--server mcpgym|floor] [--load ws|mcp] [--seconds 6] [--rate 997]
+       [--top 30]
 """
 
 from __future__ import annotations
@@ -35,6 +39,9 @@ _LAYERS = (
     ("sdk/", "mcpgym sdk"),
     ("examples/", "mcpgym sdk"),
     ("pydantic", "pydantic"),
+    ("/mcp/", "mcp"),
+    ("/mcp_types/", "mcp"),
+    ("anyio/", "anyio"),
     ("starlette/", "starlette"),
     ("uvicorn/", "uvicorn"),
     ("websockets/", "websockets"),
@@ -109,8 +116,10 @@ def _py_spy() -> str:
 
 
 async def profile(
-    spy: str, server: str, seconds: float, rate: float, raw_out: Path | None
+    spy: str, server: str, seconds: float, rate: float, raw_out: Path | None, load: str = "ws"
 ) -> tuple[str, int]:
+    if load == "mcp" and server == "mcpgym":
+        server = "mcpgym-production"
     srv = bench.Server(server)
     srv.start()
     tmp = Path(tempfile.mkdtemp())
@@ -119,7 +128,8 @@ async def profile(
     spy_proc: asyncio.subprocess.Process | None = None
     try:
         secs = int(seconds)
-        spec = bench._ws_spec(1)(srv) | {
+        spec_for = bench._mcp_spec(1) if load == "mcp" else bench._ws_spec(1)
+        spec = spec_for(srv) | {
             "warmup_s": 1.0, "rewarm_s": 0.2, "duration_s": secs + 1.5, "connect_timeout_s": 15.0,
         }  # fmt: skip
         worker = await asyncio.create_subprocess_exec(
@@ -159,6 +169,7 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument("--server", choices=["mcpgym", "floor", "both"], default="both")
+    p.add_argument("--load", choices=["ws", "mcp"], default="ws", help="WS steps or /mcp calls")
     p.add_argument("--seconds", type=float, default=5.0)
     p.add_argument("--repeat", type=int, default=2, help="alternating runs per server, pooled")
     p.add_argument("--rate", type=float, default=997.0, help="py-spy samples per second")
@@ -170,7 +181,7 @@ def main() -> None:
     pooled: dict[str, tuple[list[str], int]] = {n: ([], 0) for n in names}
     for i in range(args.repeat):
         for name in names if i % 2 == 0 else names[::-1]:
-            raw, steps = asyncio.run(profile(spy, name, args.seconds, args.rate, None))
+            raw, steps = asyncio.run(profile(spy, name, args.seconds, args.rate, None, args.load))
             raws, total = pooled[name]
             raws.append(raw)
             pooled[name] = (raws, total + steps)
@@ -178,7 +189,8 @@ def main() -> None:
         text = "\n".join(raws)
         if args.raw:
             Path(f"{args.raw}.{name}.txt").write_text(text)
-        print(f"== {name}: py-spy, single-session WS tool-call steps, {len(raws)} run(s) pooled")
+        what = "/mcp tools/call" if args.load == "mcp" else "WS tool-call steps"
+        print(f"== {name}: py-spy, single-session {what}, {len(raws)} run(s) pooled")
         print(report(text, steps, args.rate, args.top))
         print()
 

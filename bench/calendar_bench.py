@@ -3,7 +3,12 @@
 Measured in-process (no server): `reset` builds a private SQLite copy of the seed world from the
 per-process template, and `astep(CallToolAction("events_list", ...))` goes through the real SDK
 path (scope check, schema validation, tool, rendering). The tool body is also timed alone, so the
-difference is the call path's overhead. Bounded to a few seconds.
+difference is the call path's overhead. The two are timed alternately, call by call, in one event
+loop, and the overhead is the median of the paired differences: drift (CPU frequency, other load)
+hits both sides of a pair alike. The parts of the overhead are timed the same way: the schema walk
+(`check_arguments`, Calendar Gym's all-errors-at-once check), `ToolSpec.validate`,
+`ToolSpec.dump_result`, and the rest (lookup, scopes, transaction, observation, reward).
+Bounded to a few seconds; `bench/run.py` runs it as its `calendar` measurement.
 
 Run: `python bench/calendar_bench.py [--resets 300] [--calls 300] [--json]`.
 """
@@ -59,14 +64,37 @@ def bench_reset(n: int) -> dict[str, float]:
     return {k: v * 1000 for k, v in _stats(samples).items()}
 
 
-async def _astep_samples(env: CalendarEnv, n: int) -> list[float]:
+async def _paired_samples(env: CalendarEnv, n: int) -> dict[str, list[float]]:
+    """Per call, in turn: the whole `astep`, the tool body alone, and each timed part."""
+    from calendar_gym.validation import check_arguments
+
+    spec = env.tool_specs["events_list"]
     action = CallToolAction(tool_name="events_list", arguments=EVENTS_LIST)
-    out = []
-    for _ in range(n):
-        start = time.perf_counter()
+    kwargs = spec.validate(EVENTS_LIST)
+    value = env.events_list(**kwargs)
+    parts: dict[str, Callable[[], Any]] = {
+        "tool body": lambda: env.events_list(**kwargs),
+        "schema walk": lambda: check_arguments(
+            spec.input_schema, EVENTS_LIST, tool="events_list", default_tz="UTC"
+        ),
+        "validate": lambda: spec.validate(EVENTS_LIST),
+        "dump_result": lambda: spec.dump_result(value),
+    }
+    out: dict[str, list[float]] = {"astep": []} | {k: [] for k in parts}
+    perf = time.perf_counter
+    for i in range(n + n // 10):  # the first tenth warms up
+        start = perf()
         obs = await env.astep(action)
-        out.append(time.perf_counter() - start)
+        took = perf() - start
         assert obs.error is None, obs.error  # type: ignore[attr-defined]
+        if i >= n // 10:
+            out["astep"].append(took)
+        for name, fn in parts.items():
+            start = perf()
+            fn()
+            took = perf() - start
+            if i >= n // 10:
+                out[name].append(took)
     return out
 
 
@@ -75,17 +103,25 @@ def bench_events_list(n: int) -> dict[str, Any]:
     env = CalendarEnv()
     env.reset(seed=0)
     items = len(env.call_tool_sync("events_list", EVENTS_LIST)["items"])
-    full = asyncio.run(_astep_samples(env, n))
-    kwargs = env.tool_specs["events_list"].validate(EVENTS_LIST)
-    body = _time(lambda: env.events_list(**kwargs), n)
+    samples = asyncio.run(_paired_samples(env, n))
     env.close()
-    astep = {k: v * 1e6 for k, v in _stats(full).items()}
-    tool = {k: v * 1e6 for k, v in _stats(body).items()}
+    astep = {k: v * 1e6 for k, v in _stats(samples["astep"]).items()}
+    tool = {k: v * 1e6 for k, v in _stats(samples["tool body"]).items()}
+    paired = [a - b for a, b in zip(samples["astep"], samples["tool body"], strict=True)]
+    sdk = {name: statistics.median(samples[name]) * 1e6 for name in ("validate", "dump_result")}
+    walk = statistics.median(samples["schema walk"]) * 1e6
+    overhead = statistics.median(paired) * 1e6
     return {
         "items": items,
         "astep_us": astep,
         "tool_body_us": tool,
-        "overhead_p50_us": astep["p50"] - tool["p50"],
+        "overhead_p50_us": overhead,
+        "overhead_parts_us": {
+            "schema walk": walk,
+            "validate": sdk["validate"],
+            "dump_result": sdk["dump_result"],
+            "rest": overhead - walk - sdk["validate"] - sdk["dump_result"],
+        },
     }
 
 
@@ -110,7 +146,9 @@ def main(argv: list[str] | None = None) -> int:
             f"({listing['items']} items, one week, singleEvents)"
         )
         print(f"  tool body alone   p50 {t['p50']:.0f} us  p95 {t['p95']:.0f} us")
-        print(f"  call-path overhead p50 {listing['overhead_p50_us']:.0f} us")
+        print(f"  call-path overhead p50 {listing['overhead_p50_us']:.0f} us (paired), of which:")
+        for name, us in listing["overhead_parts_us"].items():
+            print(f"    {name:<12} {us:6.1f} us")
         print(f"({result['seconds']:.1f} s)")
     return 0 if reset["p50"] <= RESET_TARGET_MS else 1
 

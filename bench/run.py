@@ -7,19 +7,25 @@ runs alternate; with several rounds the best of each is kept. Every wait is time
 stops by itself, and every process it started is stopped by PID at the end (also on error or ^C).
 
 Measurements (`--only NAME`, repeatable):
-  ws1    single-session WS tool-call steps/s, step latency, server CPU µs per step (target ≥ 0.6x)
-  ws100  100-session aggregate WS steps/s
-  http   HTTP POST /step requests/s (keep-alive, a few concurrent requests)
-  cold   spawn → first 200 from /health (median), idle RSS after start
+  ws1       single-session WS tool-call steps/s, step latency, server CPU µs per step
+            (target ≥ 0.6x)
+  ws100     100-session aggregate WS steps/s
+  http      HTTP POST /step requests/s (keep-alive, a few concurrent requests)
+  mcp1      `/mcp` tools/call calls/s, 1 MCP client (2025-11-25 session, JSON responses),
+            `mcpgym serve ... --mode production` against the floor's `/mcp` JSON-RPC echo
+  mcp50     the same with 50 concurrent MCP clients (one session and connection each)
+  cold      spawn → first 200 from /health (median) and idle RSS after start, simulation and
+            production mode (targets ≤ 1 s, ≤ 60 MB)
+  calendar  Calendar Gym in-process (bench/calendar_bench.py): session reset p50 (target
+            ≤ 5 ms) and the call-path overhead of a typical `events_list`
 
-Adding one (e.g. `/mcp` tools/call at 1 and 50 clients, issue 3): write an
-`async def f(b: Bench) -> list[Row]` decorated with `@measurement("mcp1", "...")`.
-`b.server("mcpgym")` / `b.server("floor")` start (once) and return the servers;
-`b.compare(spec_for, procs)` drives both, alternating, with a `_load.py` spec and returns a
-`Comparison` (`.rate(name)` best rate, `.cpu_us(name)` least server CPU per op). For `/mcp`,
-add an `"mcp"` kind to `_load.py` (initialize once per connection, then POST `tools/call`
-JSON-RPC with `Accept: application/json, text/event-stream`) and point the floor at its `/step`
-echo, which decodes and encodes a similar JSON body.
+Adding one: write an `async def f(b: Bench) -> list[Row]` decorated with
+`@measurement("name", "...")`. `b.server(name)` starts (once) and returns a server of
+`server_command` ("floor", "mcpgym", "mcpgym-production"); `b.compare(spec_for, procs)` drives
+the floor and an mcpgym server (`mcpgym=`), alternating, with a `_load.py` spec and returns a
+`Comparison` (`.rate(role)` best rate, `.cpu_us(role)` least server CPU per op; roles "floor"
+and "mcpgym"). A `Row` holds a figure beside the floor (`target`: a ratio) or alone (`limit`: an
+absolute bound on the mcpgym figure).
 
 Usage: python bench/run.py [--quick] [--only NAME ...] [--json PATH] [--check]
 """
@@ -52,6 +58,9 @@ from _floor import UVICORN_SETTINGS, resolve_auto  # noqa: E402
 
 HOST = "127.0.0.1"
 TARGET_WS1 = 0.6  # issue 2: single-session WS steps/s at least 60 % of the floor
+LIMIT_COLD_MS = 1000.0  # cold start → first /health 200, either mode
+LIMIT_RSS_MB = 60.0  # idle RSS after start, either mode
+LIMIT_CALENDAR_RESET_MS = 5.0  # issue 4: Calendar Gym session reset p50
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 # The frames every WS client sends, byte for byte the same to both servers. `n=50` never ends an
@@ -67,6 +76,8 @@ HTTP_STEP_BODY = json.dumps(
         "reset": {"seed": 7},
     }
 )
+# `/mcp` tools/call params (production mode: one long-lived GuessEnv serves every session).
+MCP_CALL = {"name": "guess", "arguments": {"n": 50}}
 
 
 # -- configuration ---------------------------------------------------------------------------------
@@ -84,6 +95,8 @@ class Config:
     agg_procs: int
     http_conns: int
     http_procs: int
+    mcp_conns: int
+    mcp_procs: int
     budget_s: float
 
     @classmethod
@@ -100,7 +113,9 @@ class Config:
                 agg_procs=2,
                 http_conns=4,
                 http_procs=2,
-                budget_s=28.0,
+                mcp_conns=50,
+                mcp_procs=2,
+                budget_s=45.0,
             )
             if quick
             else cls(
@@ -114,6 +129,8 @@ class Config:
                 agg_procs=2,
                 http_conns=4,
                 http_procs=2,
+                mcp_conns=50,
+                mcp_procs=2,
                 budget_s=110.0,
             )
         )
@@ -129,8 +146,13 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+SERVER_NAMES = ("floor", "mcpgym", "mcpgym-production")
+
+
 def server_command(name: str, port: int) -> list[str]:
-    if name == "mcpgym":
+    """How each server is started: the floor, and `mcpgym serve` in either mode."""
+    if name in ("mcpgym", "mcpgym-production"):
+        mode = ["--mode", "production"] if name == "mcpgym-production" else []
         return [
             sys.executable,
             "-m",
@@ -141,6 +163,7 @@ def server_command(name: str, port: int) -> list[str]:
             HOST,
             "--port",
             str(port),
+            *mode,
         ]
     if name == "floor":
         return [sys.executable, str(BENCH / "_floor.py"), "--host", HOST, "--port", str(port)]
@@ -393,7 +416,11 @@ async def drive(server: Server, spec: dict[str, Any], procs: int, cfg: Config) -
 
 @dataclass
 class Row:
-    """One figure: mcpgym beside the floor. `ratio` is always mcpgym / floor."""
+    """One figure: mcpgym beside the floor (`ratio` is always mcpgym / floor), or alone.
+
+    `target` bounds the ratio, `limit` the mcpgym figure itself (in `unit`): a minimum when
+    higher is better, else a maximum.
+    """
 
     key: str
     label: str
@@ -403,6 +430,7 @@ class Row:
     higher_is_better: bool = True
     target: float | None = None  # minimum ratio (higher is better) or maximum (lower is better)
     note: str = ""
+    limit: float | None = None  # minimum or maximum of `mcpgym`, in `unit`
 
     @property
     def ratio(self) -> float | None:
@@ -410,12 +438,20 @@ class Row:
             return None
         return self.mcpgym / self.floor
 
+    def _within(self, value: float | None, bound: float | None) -> bool | None:
+        if bound is None or value is None:
+            return None
+        return value >= bound if self.higher_is_better else value <= bound
+
     @property
     def meets_target(self) -> bool | None:
-        r = self.ratio
-        if self.target is None or r is None:
-            return None
-        return r >= self.target if self.higher_is_better else r <= self.target
+        """Whether the ratio target and the absolute limit hold (`None`: nothing to check)."""
+        checks = [
+            c
+            for c in (self._within(self.ratio, self.target), self._within(self.mcpgym, self.limit))
+            if c is not None
+        ]
+        return all(checks) if checks else None
 
 
 @dataclass
@@ -424,6 +460,7 @@ class Comparison:
     the best rate and the least CPU per operation are the least disturbed figures."""
 
     runs: dict[str, list[Run]]
+    servers: dict[str, str] = field(default_factory=dict)  # role → server name
 
     def best(self, name: str) -> Run:
         return max(self.runs[name], key=lambda r: r.rate)
@@ -464,16 +501,25 @@ class Bench:
         return self.servers[name]
 
     async def compare(
-        self, spec_for: Callable[[Server], dict[str, Any]], procs: int, rounds: int | None = None
+        self,
+        spec_for: Callable[[Server], dict[str, Any]],
+        procs: int,
+        rounds: int | None = None,
+        mcpgym: str = "mcpgym",
     ) -> Comparison:
-        """Alternate floor and mcpgym windows for `rounds` rounds (default `cfg.rounds`)."""
+        """Alternate floor and mcpgym windows for `rounds` rounds (default `cfg.rounds`).
+
+        `mcpgym` names the server in the mcpgym role (e.g. "mcpgym-production"); the result's
+        runs are keyed by role, "floor" and "mcpgym".
+        """
+        roles = {"floor": "floor", "mcpgym": mcpgym}
         runs: dict[str, list[Run]] = {"floor": [], "mcpgym": []}
         drivers: dict[str, Driver] = {}
         try:
-            for name in runs:
+            for role, name in roles.items():
                 srv = self.server(name)
-                drivers[name] = Driver(srv, spec_for(srv), procs, self.cfg)
-                await drivers[name].start()
+                drivers[role] = Driver(srv, spec_for(srv), procs, self.cfg)
+                await drivers[role].start()
             for r in range(rounds or self.cfg.rounds):
                 for name in ("floor", "mcpgym") if r % 2 == 0 else ("mcpgym", "floor"):
                     run = await drivers[name].window()
@@ -485,7 +531,7 @@ class Bench:
         finally:
             for driver in drivers.values():
                 await driver.close()
-        return Comparison(runs)
+        return Comparison(runs, roles)
 
     def stop_all(self) -> None:
         for srv in self.servers.values():
@@ -624,13 +670,104 @@ async def http(b: Bench) -> list[Row]:
     ]
 
 
+def _mcp_spec(conns: int) -> Callable[[Server], dict[str, Any]]:
+    return lambda srv: {"kind": "mcp", "url": srv.url("/mcp"), "conns": conns, "call": MCP_CALL}
+
+
+_MCP_NOTE = "mcpgym --mode production; JSON responses, 2025-11-25 sessions, raw HTTP/1.1"
+
+
+def _mcp_rounds(b: Bench) -> int:
+    # mcpgym's /mcp is several times the floor's cost, far above the round-to-round noise:
+    # two rounds (one in each order) keep `just bench` within its two minutes.
+    return min(b.cfg.rounds, 2)
+
+
+@measurement("mcp1", "/mcp tools/call, 1 client")
+async def mcp1(b: Bench) -> list[Row]:
+    # As ws1: a strict request/response ping-pong on one keep-alive connection and session.
+    c = await b.compare(_mcp_spec(1), procs=1, rounds=_mcp_rounds(b), mcpgym="mcpgym-production")
+    m, f = c.best("mcpgym"), c.best("floor")
+    return [
+        Row("mcp1", "/mcp tools/call/s, 1 client", "calls/s", m.rate, f.rate, note=_MCP_NOTE),
+        Row(
+            "mcp1_p50",
+            "/mcp call round trip p50, 1 client",
+            "µs",
+            m.p50_us,
+            f.p50_us,
+            False,
+            note=f"p99 {_fmt(m.p99_us, 'µs')} / {_fmt(f.p99_us, 'µs')} µs",
+        ),
+        Row(
+            "mcp1_cpu",
+            "server CPU per /mcp call, 1 client",
+            "µs",
+            c.cpu_us("mcpgym"),
+            c.cpu_us("floor"),
+            False,
+            note=c.util() + " of a core",
+        ),
+    ]
+
+
+@measurement("mcp50", "/mcp tools/call, 50 concurrent clients")
+async def mcp50(b: Bench) -> list[Row]:
+    # Two client processes, as in ws100, so that the client is not the floor's limit.
+    n = b.cfg.mcp_conns
+    c = await b.compare(
+        _mcp_spec(n), procs=b.cfg.mcp_procs, rounds=_mcp_rounds(b), mcpgym="mcpgym-production"
+    )
+    return [
+        Row(
+            "mcp50",
+            f"/mcp tools/call/s, {n} clients",
+            "calls/s",
+            c.rate("mcpgym"),
+            c.rate("floor"),
+            note=f"aggregate; {c.saturation()}; {b.cfg.mcp_procs} client procs",
+        ),
+        Row(
+            "mcp50_cpu",
+            f"server CPU per /mcp call, {n} clients",
+            "µs",
+            c.cpu_us("mcpgym"),
+            c.cpu_us("floor"),
+            False,
+        ),
+    ]
+
+
+_IMPORT_COST = """
+import resource, sys, time
+t = time.perf_counter()
+for name in sys.argv[1:]:
+    __import__(name)
+took = time.perf_counter() - t
+print(took * 1e3, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+"""
+
+
+def import_cost(*modules: str) -> tuple[float, float]:
+    """(ms, peak MB) of importing `modules` in a fresh interpreter (a reference for cold start)."""
+    out = subprocess.run(
+        [sys.executable, "-c", _IMPORT_COST, *modules],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    ).stdout.split()
+    return float(out[0]), float(out[1])
+
+
 @measurement("cold", "cold start and idle memory")
 async def cold(b: Bench) -> list[Row]:
-    # Fresh processes (not the ones the throughput runs use), alternating floor and mcpgym.
-    starts: dict[str, list[float]] = {"floor": [], "mcpgym": []}
-    rss: dict[str, list[float]] = {"floor": [], "mcpgym": []}
+    # Fresh processes (not the ones the throughput runs use), alternating the three servers.
+    starts: dict[str, list[float]] = {name: [] for name in SERVER_NAMES}
+    rss: dict[str, list[float]] = {name: [] for name in SERVER_NAMES}
     for _ in range(b.cfg.cold_runs):
-        for name in ("floor", "mcpgym"):
+        for name in SERVER_NAMES:
             srv = Server(name)
             try:
                 starts[name].append(srv.start() * 1e3)  # blocking on purpose: nothing else runs
@@ -641,16 +778,104 @@ async def cold(b: Bench) -> list[Row]:
     med = {k: statistics.median(v) for k, v in starts.items()}
     mem = {k: statistics.median(v) for k, v in rss.items()}
     n = b.cfg.cold_runs
+    # What production cannot avoid: the `mcp` package (and pydantic, which mcpgym needs anyway).
+    mcp_ms, mcp_mb = await asyncio.to_thread(
+        import_cost, "pydantic", "mcp.server.lowlevel", "mcp.server.streamable_http_manager"
+    )
+    mcp_ref = f"`import mcp` alone (with pydantic): {mcp_ms:,.0f} ms, {mcp_mb:.0f} MB"
+    notes = {
+        "cold_ms": f"spawn → first /health 200, median of {n}",
+        "cold_ms_prod": f"median of {n}; {mcp_ref}",
+        "rss_mb": "",
+        "rss_mb_prod": "imports `mcp` at start-up (by design)",
+    }
+    rows: list[Row] = []
+    for name, mode in (("mcpgym", "simulation"), ("mcpgym-production", "production")):
+        suffix = "" if mode == "simulation" else "_prod"
+        rows += [
+            Row(
+                f"cold_ms{suffix}",
+                f"cold start, {mode}",
+                "ms",
+                med[name],
+                med["floor"],
+                False,
+                limit=LIMIT_COLD_MS,
+                note=notes[f"cold_ms{suffix}"],
+            ),
+            Row(
+                f"rss_mb{suffix}",
+                f"idle RSS after start, {mode}",
+                "MB",
+                mem[name],
+                mem["floor"],
+                False,
+                limit=LIMIT_RSS_MB,
+                note=notes[f"rss_mb{suffix}"],
+            ),
+        ]
+    return rows
+
+
+@measurement("calendar", "Calendar Gym reset and events_list (in-process)")
+async def calendar(b: Bench) -> list[Row]:
+    # In its own process (bench/calendar_bench.py --json), so that neither the runner nor the
+    # servers carry Calendar Gym; no floor: these are absolute figures.
+    resets, calls = (100, 200) if b.cfg.quick else (300, 600)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(BENCH / "calendar_bench.py"),
+        "--json",
+        "--resets",
+        str(resets),
+        "--calls",
+        str(calls),
+        cwd=ROOT,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), 30.0)
+    finally:
+        _kill(proc)
+    if not out.strip():
+        raise RuntimeError(f"calendar_bench.py exited {proc.returncode}: {err.decode()[-1500:]}")
+    data = json.loads(out)
+    reset, listing = data["reset_ms"], data["events_list"]
+    astep, body = listing["astep_us"], listing["tool_body_us"]
+    parts = listing.get("overhead_parts_us", {})
+    split = ", ".join(f"{k} {v:,.0f}" for k, v in parts.items())
     return [
         Row(
-            "cold_ms",
-            f"cold start → /health 200 (median of {n})",
+            "calendar_reset_ms",
+            "Calendar Gym session reset p50",
             "ms",
-            med["mcpgym"],
-            med["floor"],
+            reset["p50"],
+            None,
             False,
+            limit=LIMIT_CALENDAR_RESET_MS,
+            note=f"p95 {reset['p95']:.2f} ms; {resets} resets",
         ),
-        Row("rss_mb", "idle server RSS after start", "MB", mem["mcpgym"], mem["floor"], False),
+        Row(
+            "calendar_events_list_us",
+            "Calendar events_list astep p50",
+            "µs",
+            astep["p50"],
+            None,
+            False,
+            note=f"p95 {astep['p95']:,.0f} µs; tool body alone p50 {body['p50']:,.0f} µs; "
+            f"{listing['items']} items, one week, singleEvents",
+        ),
+        Row(
+            "calendar_events_list_overhead_us",
+            "Calendar events_list overhead p50",
+            "µs",
+            listing["overhead_p50_us"],
+            None,
+            False,
+            note=f"astep minus tool body, paired; {split}" if split else "astep minus tool body",
+        ),
     ]
 
 
@@ -660,9 +885,23 @@ async def cold(b: Bench) -> list[Row]:
 def _fmt(v: float | None, unit: str) -> str:
     if v is None or v != v:
         return "—"
-    if unit in ("steps/s", "req/s"):
+    if unit in ("steps/s", "req/s", "calls/s"):
         return f"{v:,.0f}"
+    if unit == "ms" and v < 10:
+        return f"{v:,.2f}"
     return f"{v:,.1f}" if v < 1000 else f"{v:,.0f}"
+
+
+def _target(row: Row) -> str:
+    sign = "≥" if row.higher_is_better else "≤"
+    parts = []
+    if row.target is not None:
+        parts.append(f"{sign} {row.target:.2f}x")
+    if row.limit is not None:
+        parts.append(f"{sign} {_fmt(row.limit, row.unit)} {row.unit}")
+    ok = row.meets_target
+    mark = "" if ok is None else (" [green]✓[/]" if ok else " [red]✗[/]")
+    return "; ".join(parts) + mark
 
 
 def render(rows: list[Row], meta: dict[str, Any], errors: dict[str, str]) -> None:
@@ -681,12 +920,7 @@ def render(rows: list[Row], meta: dict[str, Any], errors: dict[str, str]) -> Non
     for row in rows:
         r = row.ratio
         ratio = "—" if r is None else f"{r:.2f}x"
-        target = ""
-        if row.target is not None:
-            sign = "≥" if row.higher_is_better else "≤"
-            ok = row.meets_target
-            mark = "" if ok is None else (" [green]✓[/]" if ok else " [red]✗[/]")
-            target = f"{sign} {row.target:.2f}x{mark}"
+        target = _target(row)
         arrow = "↑" if row.higher_is_better else "↓"
         table.add_row(
             f"{row.label} {arrow}",
@@ -708,7 +942,8 @@ def render(rows: list[Row], meta: dict[str, Any], errors: dict[str, str]) -> Non
     for name, err in errors.items():
         console.print(f"[red]{name} failed:[/] {err}")
     console.print(
-        f"[dim]ratio = mcpgym / floor (↑ higher is better, ↓ lower). uvicorn: {meta['uvicorn']}; "
+        f"[dim]ratio = mcpgym / floor (↑ higher is better, ↓ lower); target: on the ratio (x) or "
+        f"on the mcpgym figure (unit). uvicorn: {meta['uvicorn']}; "
         f"servers loaded: {meta['server_native_libs']}; {meta['cpus']} CPUs; "
         f"{meta['duration_s']} s windows x {meta['rounds']} round(s); "
         f"took {meta['elapsed_s']:.1f} s {meta['timings_s']}; machine {busy:.0%} busy before[/]"
@@ -733,16 +968,27 @@ def machine_busy(seconds: float = 0.5) -> float:
 
 
 async def run(cfg: Config, names: list[str]) -> tuple[list[Row], dict[str, str], Bench]:
+    """Run the measurements in order within `cfg.budget_s`: one that would overrun it is stopped
+    (its servers and workers too) and the later ones are skipped, so the figures measured so far
+    are still printed."""
     bench = Bench(cfg)
     rows: list[Row] = []
     errors: dict[str, str] = {}
+    deadline = time.perf_counter() + cfg.budget_s
     try:
         for name in names:
             t0 = time.perf_counter()
+            if deadline - t0 < 1.0:
+                errors[name] = f"skipped: the run's {cfg.budget_s:.0f} s budget is spent"
+                continue
+            task = asyncio.ensure_future(MEASUREMENTS[name].fn(bench))
             try:
-                rows += await MEASUREMENTS[name].fn(bench)
+                rows += await asyncio.wait_for(task, deadline - t0)
             except (ServerError, RuntimeError, OSError, TimeoutError) as exc:
-                errors[name] = f"{type(exc).__name__}: {exc}"
+                if task.cancelled():
+                    errors[name] = f"stopped at the run's {cfg.budget_s:.0f} s budget"
+                else:
+                    errors[name] = f"{type(exc).__name__}: {exc}"
             bench.timings[name] = round(time.perf_counter() - t0, 1)
         for srv in bench.servers.values():
             if srv.proc is not None and srv.proc.poll() is None:
@@ -767,7 +1013,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--json", type=Path, metavar="PATH", help="also write the figures as JSON")
     p.add_argument("--duration", type=float, help="seconds per timed window (overrides the preset)")
     p.add_argument("--rounds", type=int, help="alternating rounds per comparison (best one kept)")
-    p.add_argument("--procs", type=int, help="client processes for the ws100 and http loads")
+    p.add_argument("--procs", type=int, help="client processes for the ws100, http and mcp50 loads")
     p.add_argument(
         "--check", action="store_true", help=f"exit 1 if ws1 is below {TARGET_WS1}x the floor"
     )
@@ -782,6 +1028,7 @@ def main(argv: list[str] | None = None) -> int:
         rounds=args.rounds,
         agg_procs=args.procs,
         http_procs=args.procs,
+        mcp_procs=args.procs,
     )
     names = args.only or list(MEASUREMENTS)
     auto = resolve_auto()
@@ -791,7 +1038,8 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     busy = machine_busy()
     try:
-        rows, errors, bench = asyncio.run(asyncio.wait_for(run(cfg, names), cfg.budget_s))
+        # `run` keeps to the budget itself; this only guards against a hang in stopping.
+        rows, errors, bench = asyncio.run(asyncio.wait_for(run(cfg, names), cfg.budget_s + 30))
     except TimeoutError:
         print(f"bench: over its {cfg.budget_s:.0f} s budget; stopped", file=sys.stderr)
         return 2
@@ -821,6 +1069,7 @@ def main(argv: list[str] | None = None) -> int:
                 "ratio": r.ratio,
                 "higher_is_better": r.higher_is_better,
                 "target": r.target,
+                "limit": r.limit,
                 "meets_target": r.meets_target,
                 "note": r.note,
             }

@@ -130,9 +130,13 @@ def validation_errors(exc: PydanticValidationError) -> list[dict[str, Any]]:
 
 def _jsonable(value: Any) -> Any:
     try:
-        return TypeAdapter(Any).dump_python(value, mode="json")
+        return _any_to_python(value, mode="json")
     except Exception:
         return repr(value)
+
+
+# `TypeAdapter(Any)` costs tens of µs to build: build it once, and call its serializer directly.
+_any_to_python: Callable[..., Any] = TypeAdapter(Any).serializer.to_python
 
 
 _ARGS_SECTION = re.compile(r"^\s*(Args|Arguments|Parameters):\s*$")
@@ -194,6 +198,8 @@ class ToolSpec:
         "_args_model",
         "_param_names",
         "_return_adapter",
+        "_to_python",
+        "_validate_args",
         "_wrap_output",
         "annotations",
         "context_param",
@@ -246,10 +252,21 @@ class ToolSpec:
                 f"{where}: no JSON Schema for its arguments: {exc}"
             ) from exc
         self.input_schema.pop("title", None)
+        # The model is complete now (its schema was built): bind its core validator, which is
+        # what `model_validate` calls after its own argument checks.
+        self._validate_args: Callable[[Any], Any] = (
+            self._args_model.__pydantic_validator__.validate_python
+        )
         returns = hints.get("return", inspect.Signature.empty)
         self.returns_content = is_content_annotation(returns)
         self._return_adapter, self.output_schema, self._wrap_output = (
             (None, None, False) if self.returns_content else self._build_output(where, returns)
+        )
+        # How a return value is dumped, decided once: a typed (non-content) return goes straight
+        # to its adapter's serializer (what `TypeAdapter.dump_python` calls); without one the
+        # value may be content at run time (`_dump_untyped`).
+        self._to_python: Callable[..., Any] | None = (
+            self._return_adapter.serializer.to_python if self._return_adapter is not None else None
         )
         self.info = ToolInfo(
             name=self.name,
@@ -340,7 +357,7 @@ class ToolSpec:
         Raises `InvalidToolArguments` with every problem listed in `errors`.
         """
         try:
-            parsed = self._args_model.model_validate(arguments or {})
+            parsed = self._validate_args(arguments or {})
         except PydanticValidationError as exc:
             errors = validation_errors(exc)
             fields = ", ".join(e["field"] for e in errors)
@@ -350,7 +367,9 @@ class ToolSpec:
                 errors=errors,
                 input_schema=self.input_schema,
             ) from None
-        kwargs = {n: getattr(parsed, n) for n in self._param_names}
+        # The fields, in parameter order; `extra="forbid"` keeps anything else out. The dict is
+        # the discarded model's own, so it is handed over without a copy.
+        kwargs: dict[str, Any] = parsed.__dict__
         if self.context_param is not None:
             kwargs[self.context_param] = current_context()
         return kwargs
@@ -360,14 +379,10 @@ class ToolSpec:
 
         Content values (`mcpgym.content`) become `ContentBlocks`, the MCP content blocks.
         """
-        if self._return_adapter is not None:  # typed (and not content): the fast path
-            return self._return_adapter.dump_python(value, mode="json")
-        blocks = as_blocks(value)
-        if blocks is not None:
-            return blocks
-        if isinstance(value, BaseModel):
-            return value.model_dump(mode="json")
-        return _jsonable(value)
+        to_python = self._to_python
+        if to_python is not None:
+            return to_python(value, mode="json")
+        return _dump_untyped(value)
 
     def structured(self, dumped: Any) -> dict[str, Any] | None:
         """The MCP `structuredContent` for a dumped result (`None` without an output schema)."""
@@ -379,6 +394,16 @@ class ToolSpec:
 
     def __repr__(self) -> str:
         return f"ToolSpec({self.name!r}, mode={self.mode!r}, async={self.is_async})"
+
+
+def _dump_untyped(value: Any) -> Any:
+    """`ToolSpec.dump_result` of a tool without a typed (non-content) return annotation."""
+    blocks = as_blocks(value)
+    if blocks is not None:
+        return blocks
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    return _jsonable(value)
 
 
 def _context_param(where: str, fn: Callable[..., Any], hints: dict[str, Any]) -> str | None:
