@@ -18,7 +18,6 @@ Example:
 from typing import TYPE_CHECKING, Any
 
 from mcpgym.checker import check_env
-from mcpgym.client import EnvClient, GenericEnvClient, SyncEnvClient, SyncGenericEnvClient
 from mcpgym.content import Audio, EmbeddedResource, Image, Resource, Text
 from mcpgym.context import ToolContext
 from mcpgym.env import Environment, EnvironmentMetadata
@@ -46,6 +45,7 @@ from mcpgym.types import (
 )
 
 if TYPE_CHECKING:
+    from mcpgym.client import EnvClient, GenericEnvClient, SyncEnvClient, SyncGenericEnvClient
     from mcpgym.mcp_client import MCPToolClient, SyncMCPToolClient
 
 __version__ = "0.1.0"
@@ -90,10 +90,18 @@ __all__ = [
 ]
 
 
+_CLIENTS = frozenset({"EnvClient", "GenericEnvClient", "SyncEnvClient", "SyncGenericEnvClient"})
+
+
 def __getattr__(name: str) -> Any:
-    # The MCP tool client imports the `mcp` package (over a second): only when asked for.
+    # The MCP tool client imports the `mcp` package (over a second), the WS client `websockets`'
+    # client side: servers need neither, so they are imported when first asked for.
     if name in ("MCPToolClient", "SyncMCPToolClient"):
         from mcpgym import mcp_client
 
         return getattr(mcp_client, name)
+    if name in _CLIENTS:
+        from mcpgym import client
+
+        return getattr(client, name)
     raise AttributeError(f"module 'mcpgym' has no attribute {name!r}")

@@ -21,10 +21,9 @@ import functools
 import json
 import warnings
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
-from jsonschema import Draft202012Validator
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
@@ -43,6 +42,9 @@ from mcpgym.servers.mcp_context import (
     SessionToolContext,
 )
 from mcpgym.servers.sessions import Session, SessionManager
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 __all__ = ["CURRENT_ENV", "build_mcp_server", "error_result", "tool_result"]
 
@@ -103,6 +105,8 @@ def error_result(err: ToolError, spec: Any = None) -> types.CallToolResult:
 
 @functools.lru_cache(maxsize=1024)
 def _output_validator(spec: Any) -> Draft202012Validator:
+    from jsonschema import Draft202012Validator  # ~0.1 s: only once an error meets a schema
+
     return Draft202012Validator(spec.output_schema)
 
 

@@ -139,3 +139,18 @@ def test_serve_answers_health_then_stops_on_sigterm(launched: Launched) -> None:
     assert proc.wait(timeout=30) in (0, -signal.SIGTERM)
     _, stderr = proc.communicate(timeout=5)
     assert "Traceback" not in stderr
+
+
+def test_serve_in_simulation_mode_imports_neither_mcp_nor_plugins() -> None:
+    """Cold start: `mcpgym serve` loads no plugin command and no `mcp` until /mcp is used."""
+    code = (
+        "import sys\n"
+        "import uvicorn\n"
+        "uvicorn.run = lambda *a, **k: None\n"
+        "from mcpgym.servers.cli import main\n"
+        "assert main(['serve', 'mcpgym.examples.guess:GuessEnv']) == 0\n"
+        "print('mcp' in sys.modules, 'mcpgym.harness' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "False"]
