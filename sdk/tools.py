@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import inspect
 import re
-import types
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -32,8 +31,16 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
 from pydantic import ValidationError as PydanticValidationError
 from pydantic.fields import FieldInfo
 
+from mcpgym._hints import (
+    context_param,
+    has_description,
+    is_object_schema,
+    jsonable,
+    parse_docstring,
+    validation_errors,
+)
 from mcpgym.content import ContentBlocks, as_blocks, is_content_annotation
-from mcpgym.context import ToolContext, current_context
+from mcpgym.context import current_context
 from mcpgym.errors import EnvironmentDefinitionError, InvalidToolArguments
 from mcpgym.types import ToolInfo
 
@@ -113,73 +120,6 @@ def tool(
     return mark(fn) if fn is not None else mark
 
 
-def validation_errors(exc: PydanticValidationError) -> list[dict[str, Any]]:
-    """Flatten pydantic errors into `{"field", "message", "type", "got"}` items for agents."""
-    out: list[dict[str, Any]] = []
-    for err in exc.errors(include_url=False):
-        item: dict[str, Any] = {
-            "field": ".".join(str(p) for p in err["loc"]) or "(root)",
-            "message": err["msg"],
-            "type": err["type"],
-        }
-        if "input" in err and err["type"] != "missing":
-            item["got"] = _jsonable(err["input"])
-        out.append(item)
-    return out
-
-
-def _jsonable(value: Any) -> Any:
-    try:
-        return _any_to_python(value, mode="json")
-    except Exception:
-        return repr(value)
-
-
-# `TypeAdapter(Any)` costs tens of µs to build: build it once, and call its serializer directly.
-_any_to_python: Callable[..., Any] = TypeAdapter(Any).serializer.to_python
-
-
-_ARGS_SECTION = re.compile(r"^\s*(Args|Arguments|Parameters):\s*$")
-_ARG_LINE = re.compile(r"^\s+(\*{0,2}\w+)\s*(\([^)]*\))?:\s*(.*)$")
-
-
-def _parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
-    """Split a Google-style docstring into its description and per-argument texts."""
-    if not doc:
-        return "", {}
-    lines = inspect.cleandoc(doc).splitlines()
-    desc: list[str] = []
-    params: dict[str, str] = {}
-    current: str | None = None
-    in_args = False
-    for line in lines:
-        if _ARGS_SECTION.match(line):
-            in_args = True
-            continue
-        if in_args:
-            if line and not line[0].isspace():  # next section
-                in_args = False
-                current = None
-                if re.match(r"^\w+:\s*$", line):
-                    break
-            else:
-                m = _ARG_LINE.match(line)
-                if m and (line.startswith("    ") and not line.startswith("        ")):
-                    current = name = str(m.group(1))
-                    params[name] = m.group(3).strip()
-                elif current and line.strip():
-                    params[current] += " " + line.strip()
-                continue
-        if re.match(r"^(Returns|Raises|Example|Examples|Yields|Note):\s*$", line):
-            break
-        desc.append(line)
-    return "\n".join(desc).strip(), params
-
-
-def _is_object_schema(adapter_schema: dict[str, Any]) -> bool:
-    return adapter_schema.get("type") == "object"
-
-
 class ToolSpec:
     """One tool of an environment class, built once at class definition.
 
@@ -230,13 +170,13 @@ class ToolSpec:
         self.mode = meta.mode
         self.annotations = dict(meta.annotations) if meta.annotations else None
         self.is_async = inspect.iscoroutinefunction(fn)
-        summary, param_docs = _parse_docstring(fn.__doc__)
+        summary, param_docs = parse_docstring(fn.__doc__)
         self.description = meta.description if meta.description is not None else summary
         try:
             hints = typing.get_type_hints(fn, include_extras=True)
         except Exception as exc:
             raise EnvironmentDefinitionError(f"{where}: cannot resolve type hints: {exc}") from exc
-        self.context_param = _context_param(where, fn, hints)
+        self.context_param = context_param(where, fn, hints)
         if self.context_param is not None and not self.is_async:
             raise EnvironmentDefinitionError(
                 f"{where}: a tool that takes a ToolContext must be `async def` "
@@ -301,7 +241,7 @@ class ToolSpec:
             doc = param_docs.get(pname)
             if isinstance(default, FieldInfo):
                 fields[pname] = (annotation, default)
-            elif doc is not None and not _has_description(annotation):
+            elif doc is not None and not has_description(annotation):
                 fields[pname] = (annotation, Field(default, description=doc))
             else:
                 fields[pname] = (annotation, default)
@@ -331,7 +271,7 @@ class ToolSpec:
             raise EnvironmentDefinitionError(
                 f"{where}: no JSON Schema for its return type: {exc}"
             ) from exc
-        if _is_object_schema(schema):
+        if is_object_schema(schema):
             schema.pop("title", None)
             return adapter, schema, False
         # MCP requires an object output schema: wrap other values as {"result": value}, and say
@@ -403,31 +343,7 @@ def _dump_untyped(value: Any) -> Any:
         return blocks
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json")
-    return _jsonable(value)
-
-
-def _context_param(where: str, fn: Callable[..., Any], hints: dict[str, Any]) -> str | None:
-    """The one parameter annotated `ToolContext` (or `ToolContext | None`), if any."""
-    found = [name for name, hint in hints.items() if name != "return" and _is_context(hint)]
-    if len(found) > 1:
-        raise EnvironmentDefinitionError(f"{where}: only one parameter may take the ToolContext")
-    return found[0] if found else None
-
-
-def _is_context(hint: Any) -> bool:
-    if isinstance(hint, type):
-        return issubclass(hint, ToolContext)
-    args = [a for a in typing.get_args(hint) if a is not type(None)]
-    is_union = typing.get_origin(hint) in (typing.Union, types.UnionType)
-    return is_union and len(args) == 1 and _is_context(args[0])
-
-
-def _has_description(annotation: Any) -> bool:
-    if typing.get_origin(annotation) is typing.Annotated:
-        return any(
-            isinstance(m, FieldInfo) and m.description for m in typing.get_args(annotation)[1:]
-        )
-    return False
+    return jsonable(value)
 
 
 def collect_tools(cls: type) -> dict[str, ToolSpec]:
