@@ -31,7 +31,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import run as bench
+from _measure_load import RESET_FRAME, STEP_FRAME
+from _servers import HOST, ROOT, _health_ok, free_port, server_command
 
 
 def _totals(prefix: str) -> list[tuple[str, int]]:
@@ -52,31 +53,31 @@ async def _steps(url: str, n: int) -> None:
     from websockets.asyncio.client import connect
 
     async with connect(url, compression=None, ping_interval=None) as ws:
-        await ws.send(bench.RESET_FRAME)
+        await ws.send(RESET_FRAME)
         await ws.recv()
         for _ in range(n):
-            await ws.send(bench.STEP_FRAME)
+            await ws.send(STEP_FRAME)
             json.loads(await ws.recv())
 
 
 def server_instructions(name: str, steps: int, tmp: Path) -> float:
-    port = bench.free_port()
+    port = free_port()
     out = str(tmp / f"cg.{name}")
     cmd = [
         "valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}",
-        *bench.server_command(name, port),
+        *server_command(name, port),
     ]  # fmt: skip
     proc = subprocess.Popen(
-        cmd, cwd=bench.ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True,
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 300
-        while not bench._health_ok(port):
+        while not _health_ok(port):
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise SystemExit(f"{name} under valgrind did not start")
             time.sleep(0.5)
-        url = f"ws://{bench.HOST}:{port}/ws"
+        url = f"ws://{HOST}:{port}/ws"
         asyncio.run(_steps(url, 300))  # warm-up, not counted
         ctl = ["callgrind_control"]
         subprocess.run([*ctl, "-i", "on", str(proc.pid)], check=True, capture_output=True)
@@ -116,31 +117,31 @@ async def _components(n: int) -> None:
     session = await app.state.sessions.open(transport="ws")
     dispatcher, env = app.state.dispatcher, session.env
     await dispatcher.reset(session, {"seed": 7})
-    data = json.loads(bench.STEP_FRAME)["data"]
+    data = json.loads(STEP_FRAME)["data"]
     action = env.parse_action(data)
     spec = env.get_tool("guess")
     kwargs = spec.validate({"n": 50})
     value = env.guess(n=50)
     obs = await env.astep(action)
-    reply, _ = await dispatcher.handle_text(session, bench.STEP_FRAME)
+    reply, _ = await dispatcher.handle_text(session, STEP_FRAME)
     result = {"verdict": "lower", "guesses": 1}
 
     async def whole() -> None:
-        r, _ = await dispatcher.handle_text(session, bench.STEP_FRAME)
+        r, _ = await dispatcher.handle_text(session, STEP_FRAME)
         _encode(r)  # type: ignore[arg-type]
 
     async def noop() -> None:
         return None
 
     def floor_app() -> str:
-        msg = json.loads(bench.STEP_FRAME)
+        msg = json.loads(STEP_FRAME)
         return json.dumps({"type": "observation", "data": _reply(msg)}, separators=(",", ":"))
 
     rows: list[tuple[str, Callable[[], Any]]] = [
         ("baseline", noop),
         ("floor app: loads + _reply + dumps", floor_app),
         ("mcpgym: handle_text + _encode", whole),
-        ("  json.loads(frame)", lambda: json.loads(bench.STEP_FRAME)),
+        ("  json.loads(frame)", lambda: json.loads(STEP_FRAME)),
         ("  Dispatcher.step", lambda: dispatcher.step(session, data, None)),
         ("    env.parse_action", lambda: env.parse_action(data)),
         ("    env.astep", lambda: env.astep(action)),
@@ -179,7 +180,7 @@ def components(n: int) -> None:
         proc = subprocess.run(
             ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}",
              sys.executable, __file__, "_inside", "--steps", str(n)],
-            cwd=bench.ROOT, capture_output=True, text=True, timeout=1800,
+            cwd=ROOT, capture_output=True, text=True, timeout=1800,
         )  # fmt: skip
         if proc.returncode != 0:
             raise SystemExit(proc.stderr[-2000:])

@@ -24,7 +24,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _floor import _reply
-from run import STEP_FRAME
+from _measure_load import STEP_FRAME
 
 
 async def _per_call_us(fn: Callable[[], Awaitable[Any] | Any], n: int, reps: int = 5) -> float:

@@ -29,7 +29,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import run as bench
+from _driver import _readline
+from _measure_load import _mcp_spec, _ws_spec
+from _servers import BENCH, Server
 
 _FRAME = re.compile(r"^(?P<fn>.*) \((?P<file>[^():]*)(?::(?P<line>\d+))?\)$")
 
@@ -120,7 +122,7 @@ async def profile(
 ) -> tuple[str, int]:
     if load == "mcp" and server == "mcpgym":
         server = "mcpgym-production"
-    srv = bench.Server(server)
+    srv = Server(server)
     srv.start()
     tmp = Path(tempfile.mkdtemp())
     raw_path = raw_out or tmp / "raw.txt"
@@ -128,16 +130,16 @@ async def profile(
     spy_proc: asyncio.subprocess.Process | None = None
     try:
         secs = int(seconds)
-        spec_for = bench._mcp_spec(1) if load == "mcp" else bench._ws_spec(1)
+        spec_for = _mcp_spec(1) if load == "mcp" else _ws_spec(1)
         spec = spec_for(srv) | {
             "warmup_s": 1.0, "rewarm_s": 0.2, "duration_s": secs + 1.5, "connect_timeout_s": 15.0,
         }  # fmt: skip
         worker = await asyncio.create_subprocess_exec(
-            sys.executable, str(bench.BENCH / "_load.py"), json.dumps(spec),
+            sys.executable, str(BENCH / "_load.py"), json.dumps(spec),
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, start_new_session=True,
         )  # fmt: skip
         assert worker.stdin is not None
-        if await bench._readline(worker, 30.0) != "READY":
+        if await _readline(worker, 30.0) != "READY":
             raise RuntimeError("load worker not ready")
         worker.stdin.write(b"GO\n")
         await worker.stdin.drain()
@@ -149,8 +151,8 @@ async def profile(
             start_new_session=True,
         )  # fmt: skip
         await asyncio.wait_for(spy_proc.wait(), secs + 20.0)
-        await bench._readline(worker, secs + 15.0)  # DONE
-        result = json.loads(await bench._readline(worker, 10.0))
+        await _readline(worker, secs + 15.0)  # DONE
+        result = json.loads(await _readline(worker, 10.0))
         worker.stdin.write(b"EXIT\n")
         await worker.stdin.drain()
         # the step rate of the timed window, over py-spy's `secs` seconds of sampling
