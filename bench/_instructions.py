@@ -153,7 +153,7 @@ async def _components(n: int) -> None:
         ("      CallToolObservation(...)",
          lambda: CallToolObservation(tool_name="guess", result=result)),
         ("      _finish incl. a CallToolObservation",
-         lambda: env._finish(action, CallToolObservation(tool_name="guess", result=result))),
+         lambda: env.finish_step(action, CallToolObservation(tool_name="guess", result=result))),
         ("    observation_payload", lambda: observation_payload(obs)),
         ("  _encode(reply)", lambda: _encode(reply)),  # type: ignore[arg-type]
     ]  # fmt: skip

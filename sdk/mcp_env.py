@@ -205,7 +205,7 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
         """Apply a tool action synchronously (in-process use; servers use `astep`)."""
         self._require_episode()
         if isinstance(action, ListToolsAction):
-            return self._finish(action, self._list_observation())
+            return self.finish_step(action, self._list_observation())
         tool_ctx = self._simulation_context(action.tool_name)
         try:
             with use_context(tool_ctx) if tool_ctx else contextlib.nullcontext():
@@ -215,7 +215,7 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
             obs = CallToolObservation(
                 tool_name=action.tool_name, error=ToolErrorInfo(**err.to_info())
             )
-        return self._finish(action, _with_events(obs, tool_ctx))
+        return self.finish_step(action, _with_events(obs, tool_ctx))
 
     async def astep(
         self,
@@ -226,7 +226,7 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
         """Apply a tool action; tool failures become `CallToolObservation.error`, not exceptions."""
         self._require_episode()
         if isinstance(action, ListToolsAction):
-            return await self._afinish(action, self._list_observation())
+            return await self.afinish_step(action, self._list_observation())
         tool_ctx = self._simulation_context(action.tool_name)
         try:
             with use_context(tool_ctx) if tool_ctx else contextlib.nullcontext():
@@ -236,7 +236,7 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
             obs = CallToolObservation(
                 tool_name=action.tool_name, error=ToolErrorInfo(**err.to_info())
             )
-        return await self._afinish(action, _with_events(obs, tool_ctx))
+        return await self.afinish_step(action, _with_events(obs, tool_ctx))
 
     def _simulation_context(self, tool_name: str) -> ToolContext | None:
         """A recording `ToolContext` for a tool taking one (its logs go in the observation)."""
@@ -252,8 +252,13 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
         if not self._started:
             raise SessionError("No episode: call reset() before step().")
 
-    def _finish(self, action: Action, obs: Observation) -> Observation:
-        """Count the step, set `done`, then score it (so the reward sees the final `done`)."""
+    def finish_step(self, action: Action, obs: Observation) -> Observation:
+        """Count a step, set `done`, then score it (so the reward sees the final `done`).
+
+        `step` calls it after every action. A transport that runs a tool by another path (a
+        harness calling tools over MCP) calls it, or `afinish_step`, to make that call a scored
+        step as well.
+        """
         self._state.step_count += 1
         obs.done = self._done
         if self.rubric is not None:
@@ -265,10 +270,10 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
             raise ExecutionError(f"reward() raised {type(exc).__name__}: {exc}") from exc
         return obs
 
-    async def _afinish(self, action: Action, obs: Observation) -> Observation:
-        """`_finish` for `astep`: an async rubric (an `LLMJudge`) is awaited on the loop."""
+    async def afinish_step(self, action: Action, obs: Observation) -> Observation:
+        """`finish_step` for async callers: an async rubric (an `LLMJudge`) is awaited."""
         if self.rubric is None:
-            return self._finish(action, obs)
+            return self.finish_step(action, obs)
         self._state.step_count += 1
         obs.done = self._done
         obs.reward = await self._trace().ascore(self.rubric, self, action, obs)

@@ -215,11 +215,10 @@ class EpisodeToolServer:
     @staticmethod
     async def _score(env: MCPEnvironment, record: EnvToolCall, obs: Observation) -> None:
         # The same bookkeeping as `MCPEnvironment.astep` after its `call_tool`: count the step,
-        # set done, apply the rubric or reward(). (`_afinish` is the sdk's step epilogue.)
+        # set done, apply the rubric or reward().
         action = CallToolAction(tool_name=record.tool, arguments=record.arguments)
-        finish = getattr(env, "_afinish", None)
         try:
-            scored = await finish(action, obs) if finish else env._finish(action, obs)
+            scored = await env.afinish_step(action, obs)
         except Exception as exc:  # a broken rubric must not break the harness's tool call
             record.error = (record.error or {}) | {"reward_error": f"{type(exc).__name__}: {exc}"}
             return

@@ -138,7 +138,7 @@ def test_missing_state() -> None:
 
 def test_list_tools_not_counted_as_a_step() -> None:
     class Uncounted(GuessEnv):
-        def _finish(self, action: Action, obs: Observation) -> Observation:
+        def finish_step(self, action: Action, obs: Observation) -> Observation:
             return obs
 
     found = failures(Uncounted)
