@@ -47,7 +47,8 @@ from mcpgym.harness.adapters.episode import (
 from mcpgym.harness.adapters.events import TurnComplete, llm_event
 from mcpgym.harness.trajectory import ToolCallRecord as TrajectoryToolCall
 from mcpgym.harness.trajectory import Trajectory, TrajectoryWriter, Turn, build_trajectory
-from mcpgym.rubrics import Rubric, RubricTrace
+from mcpgym.rubric_trace import RubricTrace
+from mcpgym.rubrics import Rubric
 from mcpgym.tools import Mode
 
 __all__ = [

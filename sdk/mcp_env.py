@@ -38,7 +38,8 @@ from mcpgym.errors import (
     ToolNotFound,
     ToolTimeout,
 )
-from mcpgym.rubrics import Rubric, RubricTrace
+from mcpgym.rubric_trace import RubricTrace
+from mcpgym.rubrics import Rubric
 from mcpgym.tools import Mode, ToolSpec, collect_tools, validation_errors
 from mcpgym.types import (
     Action,

@@ -34,7 +34,7 @@ import inspect
 import logging
 import math
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mcpgym.errors import ExecutionError
@@ -42,6 +42,7 @@ from mcpgym.types import Action, Observation
 
 if TYPE_CHECKING:
     from mcpgym.judge import JudgeError, LLMJudge, parse_score
+    from mcpgym.rubric_trace import RubricTrace
 
 __all__ = [
     "Gate",
@@ -354,48 +355,6 @@ class TrajectoryRubric(Rubric):
 # -- applying a rubric to an environment -----------------------------------------------------------
 
 
-class RubricTrace:
-    """The framework's per-episode bookkeeping for an environment's rubric.
-
-    One per environment instance, replaced by `reset`; `MCPEnvironment` calls `ascore` (from
-    `astep`) or `score` (from `step`) once per step. It keeps the trajectory, builds the
-    `RubricInput`, stores the reward on the step, and copies named scores into
-    `observation.metadata["rubric"]`.
-
-    Example:
-        >>> trace = RubricTrace()
-        >>> trace.score(rubric(lambda inp: len(inp.trajectory)), None, None, Observation())
-        1.0
-        >>> [s.reward for s in trace.steps]
-        [1.0]
-    """
-
-    def __init__(self) -> None:
-        self.steps: list[TrajectoryStep] = []
-
-    def _input(self, env: Any, action: Action | None, obs: Observation) -> RubricInput:
-        self.steps.append(TrajectoryStep(action, obs))
-        return RubricInput(action, obs, env, tuple(self.steps))
-
-    def _done(self, inp: RubricInput, value: float) -> float:
-        self.steps[-1] = replace(self.steps[-1], reward=value)
-        if inp.scores:
-            inp.observation.metadata["rubric"] = dict(inp.scores)
-        return value
-
-    async def ascore(
-        self, rubric: Rubric, env: Any, action: Action | None, obs: Observation
-    ) -> float:
-        """Score one step in a running loop (async children are awaited)."""
-        inp = self._input(env, action, obs)
-        return self._done(inp, await rubric.ascore(inp))
-
-    def score(self, rubric: Rubric, env: Any, action: Action | None, obs: Observation) -> float:
-        """Score one step synchronously (see `Rubric.score_sync`)."""
-        inp = self._input(env, action, obs)
-        return self._done(inp, rubric.score_sync(inp))
-
-
 def _run(awaitable: Awaitable[Any], who: Rubric) -> Any:
     try:
         asyncio.get_running_loop()
@@ -420,4 +379,8 @@ def __getattr__(name: str) -> Any:
         from mcpgym import judge
 
         return getattr(judge, name)
+    if name == "RubricTrace":  # the framework's bookkeeping lives beside the rubrics it runs
+        from mcpgym.rubric_trace import RubricTrace
+
+        return RubricTrace
     raise AttributeError(f"module 'mcpgym.rubrics' has no attribute {name!r}")

@@ -10,7 +10,14 @@ import sys
 
 import pytest
 
-PACKAGES = ["mcpgym", "mcpgym.servers", "mcpgym.harness", "mcpgym.client", "calendar_gym"]
+PACKAGES = [
+    "mcpgym",
+    "mcpgym.servers",
+    "mcpgym.harness",
+    "mcpgym.harness.capture",
+    "mcpgym.client",
+    "calendar_gym",
+]
 TYPING_HELPERS = {"TYPE_CHECKING", "Any", "annotations"}
 
 
