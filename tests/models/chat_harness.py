@@ -33,7 +33,7 @@ async def main(message: str) -> None:
                 "function": {
                     "name": t.name,
                     "description": t.description or t.name,
-                    "parameters": t.inputSchema,
+                    "parameters": t.input_schema,
                 },
             }
             for t in listing.tools

@@ -94,6 +94,7 @@ async def test_capture_proxy_forwards_a_harness_turn_to_the_real_model(
         result = await evaluate(target, user, [spec], turn_timeout=300)
     (record,) = result.records
     assert record.done_reason != "error", record.error
+    assert record.final_metadata.get("termination") != "harness_crashed", record.final_metadata
     (trajectory,) = [json.loads(x) for x in trajectories.read_text().splitlines()]
     (call,) = trajectory["llm_calls"]
     assert call["call"]["status"] == 200
