@@ -1,8 +1,9 @@
 """A one-shot `cli` harness that speaks OpenAI Chat Completions (run as a program).
 
-It lists the environment's tools over MCP, asks the model once with them, runs the first tool
-call the model makes (if any) and prints the model's text as the turn's response. Its model
-calls go wherever `MCPGYM_OPENAI_URL` points (the capture proxy, in an eval).
+It lists the environment's tools over MCP, asks the model once with them (the first tool
+forced), runs the first tool call the model makes (if any) and prints the model's text as the
+turn's response. Its model calls go wherever `MCPGYM_OPENAI_URL` points (the capture
+proxy, in an eval).
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ async def main(message: str) -> None:
             "model": os.environ.get("MCPGYM_MODEL", "m"),
             "messages": [{"role": "user", "content": message}],
             "tools": tools,
-            "tool_choice": "auto",
+            # forced: a 135M model often answers "auto" with nothing at all
+            "tool_choice": {"type": "function", "function": {"name": tools[0]["function"]["name"]}},
             "temperature": 0.0,
             "max_tokens": 96,
         }
