@@ -55,6 +55,21 @@ check: setup
     {{py}} -m pyright
     {{py}} -m pytest -q -p no:cacheprovider tests/test_layers.py
 
+# Build the documentation site into build/site (strict: a broken link or reference fails).
+docs: setup
+    {{py}} -m pip install --quiet --disable-pip-version-check -e ".[docs]"
+    {{py}} scripts/docs_reference.py
+    NO_MKDOCS_2_WARNING=1 {{py}} -m mkdocs build --strict
+    @echo "site: $PWD/build/site/index.html"
+
+# Preview the documentation site with live reload on http://127.0.0.1:8001.
+docs-serve: docs
+    NO_MKDOCS_2_WARNING=1 {{py}} -m mkdocs serve --dev-addr 127.0.0.1:8001
+
+# Redraw the docs' pictures from their Graphviz sources (docs/diagrams/*.dot; needs `dot`).
+docs-diagrams:
+    for f in docs/diagrams/*.dot; do dot -Tsvg "$f" -o "${f%.dot}.svg"; done
+
 # Format the code.
 fmt: setup
     {{py}} -m ruff format .
