@@ -45,6 +45,8 @@ def _load_assets() -> dict[str, bytes]:
 
 
 ASSETS: dict[str, bytes] = _load_assets()
+if not {"index.html", "app.js"} <= ASSETS.keys():  # package data left out of the wheel
+    raise RuntimeError("mcpgym.servers.web: static/index.html and app.js are missing")
 """The page's files by name, read once (a few tens of KiB)."""
 _ETAGS = {name: '"' + hashlib.sha256(body).hexdigest()[:16] + '"' for name, body in ASSETS.items()}
 

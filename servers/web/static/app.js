@@ -296,8 +296,8 @@ function fieldErrors(err) {
 
 function mapServerErrors(err) {
   const list = fieldErrors(err);
-  if (!list.length || S.tab === "json") return;
-  if (S.tab !== "form") showTab("form");
+  if (!list.length) return;
+  if (S.tab === "json") showTab("form"); // the JSON goes into the form, so the fields can show it
   unmapped(S.form.showErrors(list));
 }
 

@@ -58,7 +58,11 @@ function kindOf(s, depth) {
   if (Array.isArray(s.enum)) return "enum";
   if ((s.oneOf || s.anyOf) && (s.oneOf || s.anyOf).length > 0) return "union";
   const t = s.type || (s.properties ? "object" : undefined);
-  if (t === "object") return s.properties && Object.keys(s.properties).length ? "object" : "map";
+  if (t === "object") {
+    if (s.properties || s.additionalProperties === false) return "object";
+    const extra = s.additionalProperties;
+    return extra && extra !== true && Object.keys(extra).length ? "map" : "json"; // free-form: JSON
+  }
   if (t === "array" && !Array.isArray(s.items)) return "array";
   if (["string", "integer", "number", "boolean"].includes(t)) return t;
   return "json";
@@ -74,12 +78,13 @@ function frame(ctx, opts, control, id) {
   const schema = opts.schema || opts.s || {};
   const desc = schema.description ? h("p", { id: `${id}-d`, class: "desc", text: schema.description }) : null;
   control.setAttribute("aria-describedby", [desc ? `${id}-d` : "", `${id}-e`].join(" ").trim());
-  const label = h("label", { for: id }, opts.label, opts.required ? h("span", { class: "req", "aria-hidden": "true", text: " *" }) : null);
+  const label = h("label", { for: id, text: opts.label });
+  const star = opts.required ? h("span", { class: "req", "aria-hidden": "true", text: " *" }) : null;
   if (opts.required) control.setAttribute("aria-required", "true");
   const isCheck = control.type === "checkbox";
   const wrap = isCheck
-    ? h("div", { class: "field check" }, control, label, desc, err)
-    : h("div", { class: "field" }, label, control, desc, err);
+    ? h("div", { class: "field check" }, control, label, star, desc, err)
+    : h("div", { class: "field" }, label, star, control, desc, err);
   ctx.fields.set(opts.path, { input: control, err });
   return wrap;
 }
@@ -163,10 +168,12 @@ function enumNode(ctx, opts) {
   const values = s.enum;
   const select = h("select", { id });
   if (!opts.required || opts.nullable || s.default === undefined) select.append(h("option", { value: "", text: "(not set)" }));
-  values.forEach((v, i) => select.append(h("option", { value: String(i), text: v === null ? "null" : String(v) })));
+  // option values are the enum's own (strings as they are, anything else as JSON)
+  const key = (v) => (typeof v === "string" ? v : JSON.stringify(v));
+  values.forEach((v) => select.append(h("option", { value: key(v), text: v === null ? "null" : String(v) })));
   const node = {
-    get: () => (select.value === "" ? undefined : values[Number(select.value)]),
-    set(v) { const i = values.findIndex((x) => JSON.stringify(x) === JSON.stringify(v)); select.value = i < 0 ? "" : String(i); },
+    get: () => (select.value === "" ? undefined : values.find((v) => key(v) === select.value)),
+    set(v) { select.value = values.some((x) => key(x) === key(v)) ? key(v) : ""; },
     validate(errors, needed) { if (needed && opts.required && node.get() === undefined) fail(errors, opts.path, "Choose a value."); },
     focus: () => select.focus(),
   };
@@ -283,8 +290,7 @@ function arrayNode(ctx, opts) {
 
 function mapNode(ctx, opts) {
   const { s, root } = opts;
-  const valueSchema = s.additionalProperties === false ? null : s.additionalProperties || {};
-  if (!valueSchema || kindOf(unwrap(valueSchema, root).s, opts.depth + 1) === "json" && !s.additionalProperties) return jsonNode(ctx, opts, "object");
+  const valueSchema = s.additionalProperties;
   const list = h("div", { class: "items" });
   const rows = [];
   const add = h("button", { type: "button", class: "secondary small", text: `Add entry to ${opts.label}` });
@@ -403,7 +409,7 @@ function build(ctx, schema, opts) {
   else if (kind === "union") node = unionNode(ctx, o);
   else if (kind === "enum") node = enumNode(ctx, o);
   else if (kind === "const") node = constNode(ctx, o);
-  else if (kind === "json") node = jsonNode(ctx, o);
+  else if (kind === "json") node = jsonNode(ctx, o, s.type === "object" ? "object" : undefined);
   else node = primitive(ctx, kind, o);
   if (s.default !== undefined && s.default !== null) node.set(s.default);
   return node;
@@ -439,6 +445,12 @@ export function buildForm(schema) {
     for (const e of errors) {
       let path = normalisePath(e.path);
       let field = ctx.fields.get(path);
+      // a discriminated union's tag sits in the path (`transport.train.coach`): try without it
+      const parts = path.split(".");
+      for (let i = 1; !field && i < parts.length; i++) {
+        const p = [...parts.slice(0, i), ...parts.slice(i + 1)].join(".");
+        if (ctx.fields.get(p)) { path = p; field = ctx.fields.get(p); }
+      }
       while (!field && path.includes(".")) { path = path.slice(0, path.lastIndexOf(".")); field = ctx.fields.get(path); }
       if (!field || !field.err) { unresolved.push(e); continue; }
       field.input.setAttribute("aria-invalid", "true");
