@@ -511,6 +511,8 @@ function scrubTo(i) {
   $("scrubber").setAttribute("aria-valuetext", `row ${i + 1} of ${rows.length}: ${row.tool || row.kind}`);
   const rewards = rows.slice(0, i + 1).filter((r) => r.kind !== "reset" && "reward" in r).map((r) => r.reward);
   if (simulation) timeline($("timeline"), rewards, row.done ? rewards.length - 1 : null);
+  const total = rewards.reduce((a, r) => a + (r ?? 0), 0);
+  $("reward-total").textContent = `Replay: ${rewards.length} step(s), total reward ${Number(total.toFixed(4))}`;
 }
 
 function exitReplay() {
