@@ -101,7 +101,8 @@ function primitive(ctx, kind, opts) {
   const { s } = opts;
   const id = nextId();
   let input;
-  if (kind === "boolean" && !opts.nullable) {
+  // a checkbox cannot say "not set": only when a value is always sent (required or defaulted)
+  if (kind === "boolean" && !opts.nullable && (opts.required || s.default !== undefined)) {
     input = h("input", { id, type: "checkbox" });
   } else if (kind === "boolean") {
     input = h("select", { id }, h("option", { value: "", text: "(not set)" }), h("option", { value: "true", text: "true" }), h("option", { value: "false", text: "false" }));
@@ -227,15 +228,28 @@ function objectNode(ctx, opts) {
     return [key, build(ctx, sub, { root, path: join(opts.path, key), label: key, required: required.has(key), depth: opts.depth + 1 })];
   });
   const visible = children.filter(([key]) => key !== opts.hideKey).map(([, n]) => n.el);
+  // An optional group with required fields gets an "include" switch: without it a required
+  // checkbox inside would always send the group (e.g. reminders: {useDefault: false}).
+  const optional = !opts.top && (!opts.required || opts.nullable) && required.size > 0;
+  const includeId = nextId();
+  const include = optional ? h("input", { type: "checkbox", id: includeId }) : null;
+  const body = h("div", { hidden: optional }, visible);
+  if (include) include.addEventListener("change", () => { body.hidden = !include.checked; if (include.checked) node.focus(); });
   const node = {
     get() {
+      if (include && !include.checked) return opts.required ? null : undefined;
       const out = {};
       for (const [key, child] of children) { const v = child.get(); if (v !== undefined) out[key] = v; }
       if (!opts.top && !opts.required && Object.keys(out).length === 0) return undefined;
       return out;
     },
-    set(v) { const obj = v && typeof v === "object" ? v : {}; for (const [key, child] of children) child.set(obj[key]); },
+    set(v) {
+      const obj = v && typeof v === "object" ? v : {};
+      if (include) { include.checked = Boolean(v && typeof v === "object"); body.hidden = !include.checked; }
+      for (const [key, child] of children) child.set(obj[key]);
+    },
     validate(errors, needed) {
+      if (include && !include.checked) return;
       const value = node.get();
       const filled = opts.top || opts.required || (value !== undefined && Object.keys(value).some((k) => k !== opts.hideKey));
       for (const [, child] of children) child.validate(errors, needed && filled);
@@ -243,7 +257,8 @@ function objectNode(ctx, opts) {
     focus: () => children.length && children[0][1].focus(),
   };
   if (opts.top) { const el = h("div", { class: "fields" }, visible); ctx.fields.set("", { input: el, err: null, group: true }); return { ...node, el }; }
-  const el = group(ctx, opts, visible);
+  const head = include ? [h("div", { class: "field check" }, include, h("label", { for: includeId, text: `Include ${opts.label}` }))] : [];
+  const el = group(ctx, opts, [...head, body]);
   const ex = exampleButton(node, s, opts.label);
   if (ex) el.querySelector("legend").after(ex);
   return { ...node, el };
@@ -412,6 +427,12 @@ function build(ctx, schema, opts) {
   else if (kind === "json") node = jsonNode(ctx, o, s.type === "object" ? "object" : undefined);
   else node = primitive(ctx, kind, o);
   if (s.default !== undefined && s.default !== null) node.set(s.default);
+  if (!opts.required && s.default !== undefined) {
+    // an optional field left at its default is not sent: the server applies the same default,
+    // and an optional group whose fields are all at their defaults stays out of the arguments
+    const get = node.get;
+    node.get = () => { const v = get(); return v !== undefined && JSON.stringify(v) === JSON.stringify(s.default) ? undefined : v; };
+  }
   return node;
 }
 
