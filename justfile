@@ -24,7 +24,7 @@ setup:
 
 # Run the default test suite (in-process and real-socket tests; no npm, Docker or agent CLIs).
 test *ARGS: setup
-    {{py}} -m pytest -m "not interop and not conformance and not docker and not agents" {{ARGS}}
+    {{py}} -m pytest -m "not interop and not conformance and not docker and not agents and not web" {{ARGS}}
 
 # Drive an mcpgym server with the released openenv package (own virtual environment).
 test-interop *ARGS: setup
@@ -37,6 +37,14 @@ test-conformance *ARGS: setup
 # Real agent CLIs (Claude Code, Codex, OpenCode) against the scripted model (installs them into .tools/).
 test-agents *ARGS: setup
     PATH="$(bash .ci/agent-clis.sh):$PATH" CI=true {{py}} -m pytest -m agents {{ARGS}}
+
+# The web UI (/web) in a real browser: Debian's chromium (apt) driven by Playwright from PyPI,
+# axe-core from PyPI; screenshots and ARIA snapshots go to build/web-artifacts/.
+test-web *ARGS: setup
+    [ -x /usr/bin/chromium ] || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+    {{py}} -m pip install --quiet --disable-pip-version-check "playwright>=1.49,<2" "axe-playwright-python==0.1.8"
+    {{py}} -m pytest -m web tests/web {{ARGS}}
+    @echo "web UI screenshots and ARIA snapshots: $PWD/build/web-artifacts"
 
 # Lint, format check, strict types on sdk/ and servers/, import direction.
 check: setup

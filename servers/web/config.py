@@ -47,9 +47,10 @@ def load_tasks(target: str | None) -> list[dict[str, Any]]:
     """
     if not target:
         return []
-    found = load_target(target)
+    found: Any = load_target(target)
     try:
-        items = list(found() if callable(found) else found)
+        produced: Any = found() if callable(found) else found
+        items: list[Any] = list(produced)
     except Exception as exc:
         raise ValueError(f"--web-tasks {target}: {type(exc).__name__}: {exc}") from exc
     tasks: list[dict[str, Any]] = []
@@ -108,7 +109,9 @@ def _build(app: Starlette) -> dict[str, Any]:
         "schemas": {},
     }
     if simulation:
-        action = mcp_action_adapter.json_schema() if is_mcp else info.action_type.model_json_schema()
+        action = (
+            mcp_action_adapter.json_schema() if is_mcp else info.action_type.model_json_schema()
+        )
         config["schemas"] = {
             "action": action,
             "observation": info.observation_type.model_json_schema(),

@@ -9,13 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import expect
+from webtab import Tab
 
 from calendar_gym import CalendarEnv
-from conftest import Tab
 from mcpgym import CallToolAction
 
 pytestmark = pytest.mark.web
+# deselected in the default run, where Playwright may not be installed
+expect = pytest.importorskip("playwright.sync_api").expect
 TASK = "t1-create-haircut/explicit/structured"
 START, END = "2026-03-05T17:00:00-05:00", "2026-03-05T17:45:00-05:00"
 

@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
+from webenv import WebEnv
 
 from mcpgym.examples.guess import GuessEnv
 from mcpgym.servers import create_app
 from mcpgym.servers.cli import main
-from webenv import WebEnv
 
 STATIC = Path(__file__).resolve().parents[2] / "servers" / "web" / "static"
 EXTERNAL = re.compile(r"""(?:https?:|wss?:)?//[a-z0-9-]+\.[a-z]""", re.IGNORECASE)
@@ -96,7 +96,9 @@ def test_production_config_hides_tools_and_simulation_routes_are_gone() -> None:
         assert client.get("/web").status_code == 200
 
 
-@pytest.mark.parametrize("path", ["/web", "/web/", "/web/config.json", "/web/app.js", "/web/web.css"])
+@pytest.mark.parametrize(
+    "path", ["/web", "/web/", "/web/config.json", "/web/app.js", "/web/web.css"]
+)
 def test_csp_on_every_web_response(web: TestClient, path: str) -> None:
     res = web.get(path)
     assert res.status_code == 200

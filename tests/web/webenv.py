@@ -40,7 +40,9 @@ class Flight(BaseModel):
 class Trip(BaseModel):
     """A trip to plan."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"x-example": {"destination": "Oslo"}})
+    model_config = ConfigDict(
+        extra="forbid", json_schema_extra={"x-example": {"destination": "Oslo"}}
+    )
 
     destination: str = Field(description="Where to.")
     pace: Literal["slow", "normal", "fast"] = "normal"
@@ -65,7 +67,9 @@ class WebEnv(MCPEnvironment):
     state_type = WebState
     blocking = False
 
-    def reset(self, seed: int | None = None, episode_id: str | None = None, **kw: Any) -> Observation:
+    def reset(
+        self, seed: int | None = None, episode_id: str | None = None, **kw: Any
+    ) -> Observation:
         """Start over (option `start`: the counter's first value)."""
         super().reset(seed=seed, episode_id=episode_id)
         self._state = WebState(episode_id=self._state.episode_id, total=int(kw.get("start", 0)))
@@ -92,7 +96,13 @@ class WebEnv(MCPEnvironment):
         urgent: bool = False,
     ) -> dict[str, Any]:
         """Plan a trip (a nested form: groups, a discriminated union, lists, maps)."""
-        record = {"trip": trip.model_dump(), "notes": notes, "tags": tags, "extra": extra, "urgent": urgent}
+        record = {
+            "trip": trip.model_dump(),
+            "notes": notes,
+            "tags": tags,
+            "extra": extra,
+            "urgent": urgent,
+        }
         self.st.trips.append(record)
         return record
 
