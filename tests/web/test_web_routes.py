@@ -195,3 +195,9 @@ def test_cli_flags(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["serve", "webenv:WebEnv", "--web", "--web-tasks", "nope_module:x"])
     assert code == 2
     assert "nope_module" in capsys.readouterr().err
+
+
+def test_docs_example_runs() -> None:
+    docs = Path(__file__).resolve().parents[2] / "docs" / "web.md"
+    (block,) = re.findall(r"```python\n(.*?)```", docs.read_text(), flags=re.S)
+    exec(compile(block, "docs/web.md", "exec"), {"__name__": "docs_web"})

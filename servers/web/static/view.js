@@ -57,6 +57,9 @@ function blocks(list) {
     if (b && b.type === "image" && typeof b.data === "string" && /^image\/[\w.+-]+$/.test(b.mimeType || "")) {
       return h("img", { src: `data:${b.mimeType};base64,${b.data}`, alt: b.alt || "image from the tool result" });
     }
+    if (b && b.type === "resource" && b.resource && typeof b.resource.text === "string") {
+      return h("div", {}, h("p", { class: "desc", text: `resource ${b.resource.uri || ""} (${b.resource.mimeType || "text"})` }), h("pre", { text: b.resource.text }));
+    }
     return tree(b);
   });
 }
