@@ -35,6 +35,7 @@ class WsClient {
       };
     });
   }
+  close() { if (this.ws && this.ws.readyState === WebSocket.OPEN) this.ws.close(1000); }
   send(frame) {
     const id = `w${this.next++}`;
     return new Promise((resolve, reject) => {
@@ -76,6 +77,15 @@ class McpClient {
     if (!msg) throw Object.assign(new Error(`HTTP ${res.status}: no JSON-RPC answer`), { code: res.status });
     if (msg.error) throw Object.assign(new Error(msg.error.message), { code: msg.error.code, data: msg.error.data });
     return msg.result;
+  }
+  /** End the MCP session when the tab goes away (`keepalive` lets the request outlive it). */
+  close() {
+    if (!this.session) return;
+    const headers = { "Mcp-Session-Id": this.session };
+    if (this.token) headers.Authorization = `Bearer ${this.token}`;
+    if (this.protocol) headers["MCP-Protocol-Version"] = this.protocol;
+    fetch(this.url, { method: "DELETE", headers, keepalive: true, credentials: "omit" }).catch(() => {});
+    this.session = null;
   }
   async initialize() {
     const r = await this.request("initialize", { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "mcpgym-web", version: this.version } });
@@ -554,6 +564,7 @@ function main() {
   $("scrubber").addEventListener("input", (e) => scrubTo(Number(e.target.value)));
   $("replay-exit").addEventListener("click", exitReplay);
   document.addEventListener("keydown", keys);
+  window.addEventListener("pagehide", () => { if (S.wire && S.wire.close) S.wire.close(); });
   setupTabs();
   if (simulation) {
     setupEpisode();
