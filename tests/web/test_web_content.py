@@ -73,3 +73,30 @@ def test_aria_structure_of_the_simulation_view(
           - button "Reset"
         """
     )
+
+
+def test_a_plain_environment_gets_an_action_form(
+    open_tab: Callable[..., Tab], serve: Callable[..., Any]
+) -> None:
+    from helpers.envs import SyncCounter
+
+    tab = open_tab(serve(SyncCounter).url + "/web")
+    page = tab.page
+    expect(page.locator("#status")).to_contain_text("started")
+    expect(page.locator("#tools")).to_be_hidden()
+    expect(page.locator("#call-h")).to_have_text("Step")
+    form = page.locator("#panel-form")
+    expect(form.get_by_label("op")).to_have_value("inc")
+    form.get_by_label("by").fill("4")
+    form.get_by_label("by").press("Control+Enter")
+    row = page.locator("#history tbody tr").nth(1)
+    expect(row.locator("td")).to_have_text(["2", "step", '{"by":4}', "4", "no"])
+    expect(page.locator("#result")).to_contain_text("total: 4")
+    form.get_by_label("op").select_option("boom")  # the environment raises: this session only
+    form.get_by_label("by").press("Control+Enter")
+    expect(page.locator("#result")).to_contain_text("EXECUTION_ERROR")
+    form.get_by_label("op").select_option("inc")
+    form.get_by_label("by").fill("6")
+    form.get_by_label("by").press("Control+Enter")
+    expect(page.locator("#status")).to_contain_text("Episode done (reward 6)")
+    assert tab.console_errors == []
