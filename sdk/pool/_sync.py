@@ -27,7 +27,7 @@ class SyncEnvPool:
     """Blocking twin of `EnvPool` (same arguments); a context manager.
 
     Example:
-        >>> provider = ProcessProvider("calendar_gym:CalendarEnv")
+        >>> provider = ProcessProvider("calendar_gym:CalendarEnv")  # doctest: +SKIP
         >>> with SyncEnvPool(provider, size=2) as pool:  # doctest: +SKIP
         ...     with pool.session() as env:
         ...         env.reset(seed=1)

@@ -12,7 +12,7 @@ after a crash can find every server of a dead run with `labelled_processes()`.
 
 Example:
     >>> p = ProcessProvider("mcpgym.examples.guess:GuessEnv")
-    >>> p.command()[-9:-5]
+    >>> p.command()[3:7]
     ['serve', 'mcpgym.examples.guess:GuessEnv', '--host', '127.0.0.1']
 """
 
