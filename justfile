@@ -24,7 +24,7 @@ setup:
 
 # Run the default test suite (in-process and real-socket tests; no npm, Docker or agent CLIs).
 test *ARGS: setup
-    {{py}} -m pytest -m "not interop and not conformance and not docker and not agents" {{ARGS}}
+    {{py}} -m pytest -m "not interop and not conformance and not docker and not agents and not ray" {{ARGS}}
 
 # Drive an mcpgym server with the released openenv package (own virtual environment).
 test-interop *ARGS: setup
@@ -68,3 +68,8 @@ demo *ARGS: setup
 # A served example environment and one client episode over the WebSocket (Guess the Number).
 example: setup
     {{py}} -m mcpgym.examples.demo
+
+# Environment pools on a real local Ray (installs ray into the venv): actors, eval, kill test.
+test-ray *ARGS: setup
+    {{py}} -m pip install --quiet --disable-pip-version-check -e ".[dev,ray]"
+    RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 RAY_USAGE_STATS_ENABLED=0 {{py}} -m pytest -m ray {{ARGS}}
