@@ -78,3 +78,7 @@ test-ray *ARGS: setup
 test-kubernetes *ARGS: setup
     {{py}} -m pip install --quiet --disable-pip-version-check -e ".[dev,kubernetes]"
     {{py}} -m pytest -m kubernetes {{ARGS}}
+
+# Aggregate steps/s over 1, 2 and 4 process pool members at fixed total sessions, beside one server.
+bench-pool *ARGS: setup
+    {{py}} bench/pool_bench.py {{ARGS}}
