@@ -18,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,10 +56,9 @@ class ServerSpec:
 def _client() -> Any:
     """The client's models module, imported on first use (the extra is optional)."""
     try:
-        from kubernetes import client  # pyright: ignore[reportMissingImports]
+        return importlib.import_module("kubernetes.client")
     except ImportError as exc:
         raise ImportError("Kubernetes support needs: pip install 'mcpgym[kubernetes]'") from exc
-    return client
 
 
 def _container(spec: ServerSpec) -> Any:

@@ -25,6 +25,7 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import importlib
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
@@ -112,7 +113,8 @@ class KubernetesProvider(Provider):
     def _api(self) -> Any:
         if self._core is None:
             try:
-                from kubernetes import client, config  # pyright: ignore[reportMissingImports]
+                client = _import("kubernetes.client")
+                config = _import("kubernetes.config")
             except ImportError as exc:
                 raise ProviderError(
                     "KubernetesProvider needs: pip install 'mcpgym[kubernetes]'"
@@ -131,8 +133,7 @@ class KubernetesProvider(Provider):
         return self._core
 
     async def _call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        from kubernetes.client.exceptions import ApiException  # pyright: ignore[reportMissingImports]
-        from urllib3.exceptions import HTTPError  # pyright: ignore[reportMissingImports]
+        ApiException, HTTPError = _errors()
 
         try:
             return await asyncio.to_thread(fn, *args, **kwargs)
@@ -144,7 +145,11 @@ class KubernetesProvider(Provider):
     async def _start(self) -> ServerHandle:
         api = self._api()
         name = f"{self.name_prefix}-{self.run_id}-{next(self._counter)}"
-        await self._call(api.create_namespaced_pod, self.namespace, self.pod_manifest(name))
+        try:
+            await self._call(api.create_namespaced_pod, self.namespace, self.pod_manifest(name))
+        except asyncio.CancelledError:
+            await self._delete(name)  # the request may have reached the API regardless
+            raise
         try:
             ip = await self._wait_ready(name)
         except BaseException:
@@ -183,8 +188,7 @@ class KubernetesProvider(Provider):
         await self._delete(handle.id)
 
     async def _delete(self, name: str) -> None:
-        from kubernetes.client.exceptions import ApiException  # pyright: ignore[reportMissingImports]
-        from urllib3.exceptions import HTTPError  # pyright: ignore[reportMissingImports]
+        ApiException, HTTPError = _errors()
 
         api = self._api()
         try:
@@ -228,8 +232,7 @@ class KubernetesProvider(Provider):
 
     async def alive(self, handle: ServerHandle) -> bool | None:
         """`False` once the pod is gone or has ended; `None` if the API cannot be read."""
-        from kubernetes.client.exceptions import ApiException  # pyright: ignore[reportMissingImports]
-        from urllib3.exceptions import HTTPError  # pyright: ignore[reportMissingImports]
+        ApiException, HTTPError = _errors()
 
         api = self._api()
         try:
@@ -241,6 +244,20 @@ class KubernetesProvider(Provider):
         if pod.metadata.deletion_timestamp is not None:
             return False
         return pod.status.phase not in ("Failed", "Succeeded")
+
+
+def _import(name: str) -> Any:
+    # importlib, not a plain import statement: this module is itself named `kubernetes`, and
+    # the type checker would resolve the statement to it (Python does not: imports are absolute)
+    return importlib.import_module(name)
+
+
+def _errors() -> tuple[Any, Any]:
+    """The client's API error and urllib3's transport error (retries exhausted, refused)."""
+    return (
+        _import("kubernetes.client.exceptions").ApiException,
+        _import("urllib3.exceptions").HTTPError,
+    )
 
 
 def _host(ip: str) -> str:

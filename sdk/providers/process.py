@@ -113,7 +113,21 @@ class ProcessProvider(Provider):
         return env
 
     async def _start(self) -> ServerHandle:
-        server = await asyncio.to_thread(self._spawn)
+        spawning = asyncio.ensure_future(asyncio.to_thread(self._spawn))
+        try:
+            server = await asyncio.shield(spawning)
+        except asyncio.CancelledError:
+            # the thread finishes the spawn regardless: stop that process, never leak it
+            with contextlib.suppress(Exception):
+                await self._terminate(await spawning)
+            raise
+        try:
+            return await self._listening(server)
+        except BaseException:
+            await asyncio.shield(self._terminate(server))
+            raise
+
+    async def _listening(self, server: _Server) -> ServerHandle:
         pid = server.proc.pid
         end = time.monotonic() + self.health_deadline_s
         while not server.ready.is_set():
@@ -172,7 +186,9 @@ class ProcessProvider(Provider):
             await self._terminate(server)
 
     async def _terminate(self, server: _Server) -> None:
-        await asyncio.to_thread(_stop_group, server.proc, self.stop_timeout_s)
+        """Stop the server's group and close its pipe. Idempotent (a reaped leader is skipped)."""
+        if server.proc.returncode is None:
+            await asyncio.to_thread(_stop_group, server.proc, self.stop_timeout_s)
         await asyncio.to_thread(server.reader.join, 5.0)
         if server.proc.stdout is not None:
             server.proc.stdout.close()
@@ -184,7 +200,10 @@ class ProcessProvider(Provider):
     async def alive(self, handle: ServerHandle) -> bool | None:
         """Whether the server's process still runs (`None` for a handle not started here)."""
         server = self._servers.get(handle.id)
-        return None if server is None else server.proc.poll() is None
+        if server is None:
+            return None
+        # not poll(): reaping here would free the group id before stop's final SIGKILL
+        return server.proc.returncode is None and not _exited(server.proc.pid)
 
 
 def _stop_group(proc: subprocess.Popen[str], timeout: float) -> None:

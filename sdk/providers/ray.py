@@ -44,6 +44,12 @@ SERVER_ENTRY = "mcpgym.servers.background:BackgroundServer"
 _RAY_ENV = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0"}
 
 
+def _import(name: str) -> Any:
+    # importlib, not a plain import statement: this module is itself named `ray`, and the type
+    # checker would resolve the statement to it (Python does not: imports are absolute)
+    return importlib.import_module(name)
+
+
 class _ServerActor:
     """Runs in the actor's worker process: one environment server."""
 
@@ -57,8 +63,7 @@ class _ServerActor:
         self.host = host
 
     def info(self) -> dict[str, Any]:
-        import ray  # pyright: ignore[reportMissingImports]
-
+        ray = _import("ray")
         url: str = self.server.url
         node = ray.util.get_node_ip_address()
         if self.host in ("0.0.0.0", "::"):
@@ -121,7 +126,7 @@ class RayProvider(Provider):
 
     async def _ray(self) -> Any:
         try:
-            import ray  # pyright: ignore[reportMissingImports]
+            ray = _import("ray")
         except ImportError as exc:
             raise ProviderError("RayProvider needs Ray: pip install 'mcpgym[ray]'") from exc
         async with self._init_lock:
@@ -172,8 +177,7 @@ class RayProvider(Provider):
         actor = self._actors.pop(handle.id, None)
         if actor is None:
             return
-        import ray  # pyright: ignore[reportMissingImports]
-
+        ray = _import("ray")
         # let uvicorn close its sockets; a dead or stuck actor is killed regardless
         with contextlib.suppress(Exception):
             await asyncio.wait_for(actor.stop.remote(), 10.0)
@@ -184,11 +188,11 @@ class RayProvider(Provider):
         actor = self._actors.get(handle.id)
         if actor is None:
             return None
-        from ray.exceptions import RayActorError  # pyright: ignore[reportMissingImports]
+        actor_error = _import("ray.exceptions").RayActorError
 
         try:
             return bool(await asyncio.wait_for(actor.ping.remote(), self.ping_timeout_s))
-        except RayActorError:
+        except actor_error:
             return False
         except TimeoutError:
             return None
@@ -199,7 +203,5 @@ class RayProvider(Provider):
             await super().aclose()
         finally:
             if self._owns_ray:
-                import ray  # pyright: ignore[reportMissingImports]
-
-                ray.shutdown()
+                _import("ray").shutdown()
                 self._owns_ray = False

@@ -9,6 +9,7 @@ import sys
 import httpx
 import pytest
 
+from helpers.wait import await_until
 from mcpgym.client import EnvClient
 from mcpgym.errors import RemoteError
 from mcpgym.providers import LABEL_RUN, ProviderError
@@ -107,3 +108,22 @@ def test_sync_twin_starts_and_stops() -> None:
         assert httpx.get(handle.base_url + "/health", timeout=5).status_code == 200
         pid = handle.meta["pid"]
     assert _gone(pid)
+
+
+@pytest.mark.parametrize("stage", ["spawning", "starting up"])
+async def test_a_cancelled_start_leaves_no_process(stage: str) -> None:
+    provider = ProcessProvider(GUESS)
+    task = asyncio.ensure_future(provider.start())
+    if stage == "spawning":
+        await asyncio.sleep(0)  # the spawn thread is running
+    else:
+
+        async def spawned() -> bool:
+            return bool(list(labelled_processes(provider.run_id)))
+
+        await await_until(spawned, within=30, what="the server process exists")
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert list(labelled_processes(provider.run_id)) == []
+    assert provider.handles == []
