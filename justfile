@@ -24,7 +24,7 @@ setup:
 
 # Run the default test suite (in-process and real-socket tests; no npm, Docker or agent CLIs).
 test *ARGS: setup
-    {{py}} -m pytest -m "not interop and not conformance and not docker and not agents and not models and not web" {{ARGS}}
+    {{py}} -m pytest -m "not interop and not conformance and not docker and not agents and not models and not web and not ray and not kubernetes" {{ARGS}}
 
 # Drive an mcpgym server with the released openenv package (own virtual environment).
 test-interop *ARGS: setup
@@ -96,3 +96,17 @@ demo *ARGS: setup
 # A served example environment and one client episode over the WebSocket (Guess the Number).
 example: setup
     {{py}} -m mcpgym.examples.demo
+
+# Environment pools on a real local Ray (installs ray into the venv): actors, eval, kill test.
+test-ray *ARGS: setup
+    {{py}} -m pip install --quiet --disable-pip-version-check -e ".[dev,ray]"
+    RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 RAY_USAGE_STATS_ENABLED=0 {{py}} -m pytest -m ray {{ARGS}}
+
+# Kubernetes manifests against the client's models, the provider against a local fake API.
+test-kubernetes *ARGS: setup
+    {{py}} -m pip install --quiet --disable-pip-version-check -e ".[dev,kubernetes]"
+    {{py}} -m pytest -m kubernetes {{ARGS}}
+
+# Aggregate steps/s over 1, 2 and 4 process pool members at fixed total sessions, beside one server.
+bench-pool *ARGS: setup
+    {{py}} bench/pool_bench.py {{ARGS}}
