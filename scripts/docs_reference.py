@@ -30,6 +30,7 @@ PACKAGES: dict[str, tuple[str, str, str]] = {
     "mcp-client": ("mcpgym.mcp_client", "mcpgym.mcp_client", "Spec MCP tool clients."),
     "rubrics": ("mcpgym.rubrics", "mcpgym.rubrics", "Rubrics and reward composition."),
     "providers": ("mcpgym.providers", "mcpgym.providers", "Start environment servers somewhere."),
+    "pool": ("mcpgym.pool", "mcpgym.pool", "Environment pools: N servers, one router."),
     "servers": ("mcpgym.servers", "mcpgym.servers", "Hosting: the ASGI app, sessions, settings."),
     "harness": ("mcpgym.harness", "mcpgym.harness", "Evaluation runner, agents, adapters."),
     "capture": ("mcpgym.harness.capture", "mcpgym.harness.capture", "LLM capture proxy."),
