@@ -1,14 +1,16 @@
 """A tiny chat model built in the test process: nothing is downloaded.
 
-- `tokenizer(texts)`: a byte-level BPE trained on `texts`, with Qwen's special tokens and TRL's own
-  shipped Qwen3 chat template (so TRL recognises it and installs its tool-call parser);
+- `tokenizer(conversations, tools)`: a byte-level BPE trained on the conversations as TRL's own
+  shipped Qwen3 chat template renders them (so TRL recognises the template and installs its
+  tool-call parser, and the rendered tool schemas come out as few tokens);
 - `model(tok)`: a randomly initialised two-layer Qwen3;
-- `warm_up(...)`: a few hundred supervised steps on short conversations so that the model emits
-  well-formed tool calls (what a real instruction-tuned model does out of the box).
+- `warm_up(...)`: a few dozen supervised steps so that the model answers a prompt with a
+  well-formed tool call, as an instruction-tuned model would.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,9 +23,10 @@ SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 MARKUP = ["<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>"]
 MARKUP += ["<think>", "</think>"]
 
+Messages = list[dict[str, Any]]
 
-def tokenizer(texts: Sequence[str], vocab_size: int = 1200) -> PreTrainedTokenizerFast:
-    """A BPE tokenizer trained on `texts` (rendered conversations, so tool schemas stay short)."""
+
+def _train(texts: Sequence[str], vocab_size: int) -> PreTrainedTokenizerFast:
     core = Tokenizer(models.BPE())
     core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     core.decoder = decoders.ByteLevel()
@@ -44,8 +47,15 @@ def tokenizer(texts: Sequence[str], vocab_size: int = 1200) -> PreTrainedTokeniz
     return tok
 
 
+def tokenizer(conversations: Sequence[Messages], tools: Any) -> PreTrainedTokenizerFast:
+    """A BPE tokenizer trained on `conversations` rendered with `tools`."""
+    boot = _train([qwen3_chat_template], 300)  # only to render the corpus with the template
+    texts = [str(boot.apply_chat_template(c, tools=tools, tokenize=False)) for c in conversations]
+    return _train(texts * 4, 2000)
+
+
 def model(tok: PreTrainedTokenizerFast, seed: int = 0) -> Qwen3ForCausalLM:
-    """A randomly initialised Qwen3 with a few thousand parameters per layer."""
+    """A randomly initialised Qwen3 (two layers, width 64)."""
     torch.manual_seed(seed)
     config = Qwen3Config(
         vocab_size=len(tok),
@@ -64,30 +74,38 @@ def model(tok: PreTrainedTokenizerFast, seed: int = 0) -> Qwen3ForCausalLM:
     return Qwen3ForCausalLM(config)
 
 
-def render(tok: PreTrainedTokenizerFast, messages: list[dict[str, Any]], tools: Any) -> str:
-    return str(tok.apply_chat_template(messages, tools=tools, tokenize=False))
+def tool_call(name: str, arguments: dict[str, Any]) -> str:
+    """What a Qwen3 model writes to call one tool (the completion text, end token included)."""
+    body = json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
+    return f"<tool_call>\n{body}\n</tool_call><|im_end|>"
+
+
+def as_message(name: str, arguments: dict[str, Any]) -> Messages:
+    """The same call as an assistant message (for the tokenizer's corpus)."""
+    call = {"type": "function", "function": {"name": name, "arguments": arguments}}
+    return [{"role": "assistant", "content": "", "tool_calls": [call]}]
 
 
 def warm_up(
     net: Qwen3ForCausalLM,
     tok: PreTrainedTokenizerFast,
-    examples: Sequence[tuple[list[dict[str, Any]], str]],
+    examples: Sequence[tuple[Messages, str]],
     tools: Any,
-    steps: int = 120,
-    lr: float = 3e-3,
+    steps: int = 60,
+    lr: float = 1e-2,
 ) -> float:
-    """Teach `net` to answer each prompt (messages) with its completion text; returns the last
-    loss. The loss is on the completion tokens only, as in supervised fine-tuning."""
+    """Teach `net` to answer each prompt with its completion text; returns the last loss (on the
+    completion tokens only, as in supervised fine-tuning)."""
     batch: list[tuple[list[int], int]] = []
     for prompt, completion in examples:
-        head = tok.apply_chat_template(
-            prompt, tools=tools, add_generation_prompt=True, tokenize=False
+        head = str(
+            tok.apply_chat_template(prompt, tools=tools, tokenize=False, add_generation_prompt=True)
         )
-        ids = tok(str(head) + completion, add_special_tokens=False)["input_ids"]
-        batch.append((ids, len(tok(str(head), add_special_tokens=False)["input_ids"])))
+        ids = tok(head + completion, add_special_tokens=False)["input_ids"]
+        batch.append((ids, len(tok(head, add_special_tokens=False)["input_ids"])))
     optim = torch.optim.AdamW(net.parameters(), lr=lr)
     net.train()
-    loss = torch.tensor(0.0)
+    last = 0.0
     for step in range(steps):
         ids, start = batch[step % len(batch)]
         inputs = torch.tensor([ids])
@@ -97,5 +115,6 @@ def warm_up(
         optim.zero_grad()
         loss.backward()
         optim.step()
+        last = float(loss.detach())
     net.eval()
-    return float(loss)
+    return last
