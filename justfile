@@ -24,7 +24,7 @@ setup:
 
 # Run the default test suite (in-process and real-socket tests; no npm, Docker or agent CLIs).
 test *ARGS: setup
-    {{py}} -m pytest -m "not interop and not conformance and not docker and not agents and not trl" {{ARGS}}
+    {{py}} -m pytest -m "not interop and not conformance and not docker and not agents and not trl and not ray and not kubernetes" {{ARGS}}
 
 # Drive an mcpgym server with the released openenv package (own virtual environment).
 test-interop *ARGS: setup
@@ -82,3 +82,17 @@ test-trl *ARGS: setup
         echo "$want" > {{venv}}/.mcpgym-trl
     fi
     HF_HUB_OFFLINE=1 TRL_EXPERIMENTAL_SILENCE=1 {{py}} -m pytest -m trl tests/trl {{ARGS}}
+
+# Environment pools on a real local Ray (installs ray into the venv): actors, eval, kill test.
+test-ray *ARGS: setup
+    {{py}} -m pip install --quiet --disable-pip-version-check -e ".[dev,ray]"
+    RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 RAY_USAGE_STATS_ENABLED=0 {{py}} -m pytest -m ray {{ARGS}}
+
+# Kubernetes manifests against the client's models, the provider against a local fake API.
+test-kubernetes *ARGS: setup
+    {{py}} -m pip install --quiet --disable-pip-version-check -e ".[dev,kubernetes]"
+    {{py}} -m pytest -m kubernetes {{ARGS}}
+
+# Aggregate steps/s over 1, 2 and 4 process pool members at fixed total sessions, beside one server.
+bench-pool *ARGS: setup
+    {{py}} bench/pool_bench.py {{ARGS}}

@@ -8,6 +8,8 @@ Examples::
     mcpgym eval --env mcpgym.examples.guess:GuessEnv --agent random --episodes 50 --out runs/r1
     mcpgym eval --url http://127.0.0.1:8000 --agent llm --model-url http://127.0.0.1:11434/v1 \\
         --model qwen3 --tasks mypkg.tasks:suite --concurrency 4 --out runs/qwen3
+    mcpgym eval --env calendar_gym:CalendarEnv --pool process:4 --agent oracle \
+        --tasks calendar_gym.suite:specs --concurrency 16
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import sys
 from pathlib import Path
 from typing import Any, cast
 
+from mcpgym.providers.base import ProviderError
+
 __all__ = ["register", "run"]
 
 _EPILOG = """\
@@ -26,6 +30,11 @@ Episodes come from --tasks (a callable returning EpisodeSpecs) or from --episode
 S, S+1, ...  Results go to --out: episodes.jsonl (one line per episode, flushed as each ends),
 summary.json, report.md and report.html. Rerunning with the same --out resumes: only episodes
 missing from episodes.jsonl are played.
+
+--pool KIND:N starts N servers (process or ray: of --env; docker, podman, swarm or kubernetes:
+of --image) and spreads the episodes over them by least load. An episode whose server dies is
+an infrastructure error: it is played again on another server (--infra-retries) and reported
+apart from the agent's failures; the dead server is replaced.
 
 Agents: 'random' (random tools, schema-conforming arguments), 'llm' (needs --model-url and
 --model; API key from --api-key or $OPENAI_API_KEY), names that installed packages add through
@@ -48,6 +57,20 @@ def register(sub: Any) -> None:
         "--env", metavar="MODULE:ATTR", help="environment class or factory, run in this process"
     )
     where.add_argument("--url", help="server base URL, e.g. http://127.0.0.1:8000 (uses /ws)")
+    where.add_argument("--image", help="environment image for a container --pool")
+    p.add_argument(
+        "--pool",
+        metavar="KIND:N",
+        help="serve the environment on N servers of a provider (process:4, ray:4, docker:8, "
+        "swarm:3, kubernetes:2) and spread the episodes over them",
+    )
+    p.add_argument(
+        "--infra-retries",
+        type=int,
+        default=3,
+        metavar="K",
+        help="replays of an episode lost to a dead pool server (default 3)",
+    )
     p.add_argument(
         "--agent", default="random", metavar="NAME|MODULE:ATTR", help="agent (default: random)"
     )
@@ -101,7 +124,13 @@ def run(args: argparse.Namespace) -> int:
     from mcpgym.servers.factory import load_target, make_factory
 
     try:
-        env: Any = args.url or InProcess(make_factory(load_target(args.env))[0], name=args.env)
+        pool = _pool(args)
+        if pool is not None:
+            env: Any = None
+        elif args.image:
+            raise ValueError("--image needs --pool KIND:N (docker, podman, swarm, kubernetes)")
+        else:
+            env = args.url or InProcess(make_factory(load_target(args.env))[0], name=args.env)
         options = AgentOptions(
             model_url=args.model_url,
             model=args.model,
@@ -120,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"mcpgym eval: error: {exc}", file=sys.stderr)
         return 2
-    if args.harness and not args.env:
+    if args.harness and (not args.env or pool is not None):
         print("mcpgym eval: error: --harness needs --env (run in this process)", file=sys.stderr)
         return 2
 
@@ -133,7 +162,13 @@ def run(args: argparse.Namespace) -> int:
             "success_threshold": args.success_threshold,
             "progress": not args.quiet,
             "sections": sections,
+            "infra_retries": args.infra_retries,
         }
+        if pool is not None:
+            from mcpgym.pool import EnvPool
+
+            async with EnvPool(pool[0], size=pool[1]) as running:
+                return await evaluate(running, agent, specs, **settings)
         if not args.harness:
             return await evaluate(env, agent, specs, **settings)
         from mcpgym.harness.adapters.eval import HarnessEvalConfig, harness_eval
@@ -146,9 +181,24 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"mcpgym eval: error: {exc}", file=sys.stderr)
         return 2
+    except ProviderError as exc:  # the pool could not start: infrastructure, not the agent
+        print(f"mcpgym eval: error: the pool did not start: {exc}", file=sys.stderr)
+        return 3
     if not args.quiet:
         _print_summary(result.summary, args.out)
     return 0
+
+
+def _pool(args: argparse.Namespace) -> tuple[Any, int] | None:
+    """The provider and size of `--pool KIND:N`, or `None` without it."""
+    if not args.pool:
+        return None
+    from mcpgym.pool import make_provider, parse_pool_spec
+
+    kind, size = parse_pool_spec(args.pool)
+    if args.url:
+        raise ValueError("--pool starts its own servers: give --env or --image, not --url")
+    return make_provider(kind, target=args.env, image=args.image), size
 
 
 def _print_summary(summary: dict[str, Any], out: Path | None) -> None:
@@ -161,6 +211,12 @@ def _print_summary(summary: dict[str, Any], out: Path | None) -> None:
     table.add_row("success rate", f"{summary['success_rate']:.1%}")
     table.add_row("reward", f"{reward['mean']:.3f} ± {reward['stderr']:.3f}")
     table.add_row("episode errors", str(summary["errors"]))
+    infra = summary.get("infrastructure") or {}
+    if infra.get("errors") or "pool" in infra:
+        table.add_row(
+            "infrastructure errors",
+            f"{infra['errors']} (retried {infra['retried']}, unrecovered {infra['unrecovered']})",
+        )
     table.add_row("tool errors", ", ".join(f"{k} {v}" for k, v in summary["tool_errors"].items()))
     for k, v in summary["pass_at_k"]["pass@k"].items():
         if k != "1":

@@ -67,8 +67,9 @@ DEFAULT_SUCCESS_THRESHOLD = 1.0
 say so itself (`observation.metadata["success"]`)."""
 
 DoneReason = Literal[
-    "done", "max_steps", "agent_stopped", "turn_timeout", "episode_timeout", "error"
-]
+    "done", "max_steps", "agent_stopped", "turn_timeout", "episode_timeout", "error",
+    "infra_error",
+]  # fmt: skip
 """Why an episode ended:
 
 - `done` — the environment set `done` on a step;
@@ -76,7 +77,9 @@ DoneReason = Literal[
 - `agent_stopped` — the agent's `act` returned `None`;
 - `turn_timeout` — one `act` call (the agent's turn) took longer than the turn timeout;
 - `episode_timeout` — the whole episode took longer than the episode timeout;
-- `error` — the agent, the environment or the connection raised (see `EpisodeRecord.error`).
+- `error` — the agent, the environment or the connection raised (see `EpisodeRecord.error`);
+- `infra_error` — the pool server under the episode died (`mcpgym.pool.InfrastructureError`):
+  not the agent's failure; the runner retries such episodes and a resumed run replays them.
 """
 
 AgentAction = Action | Mapping[str, Any] | None

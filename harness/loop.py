@@ -51,6 +51,7 @@ from mcpgym.harness.episodes import (
     episode_success,
 )
 from mcpgym.harness.sessions import EnvSession, EnvTarget
+from mcpgym.pool import InfrastructureError
 from mcpgym.types import Action, CallToolAction, CallToolObservation, StepResult
 
 __all__ = ["EpisodeLimits", "run_episode"]
@@ -147,6 +148,8 @@ async def run_episode(
         reason, error = "episode_timeout", f"episode exceeded {limits.episode_timeout} s"
     except _TurnTimeout:
         reason, error = "turn_timeout", f"a turn exceeded {limits.turn_timeout} s"
+    except InfrastructureError as exc:  # the server died under the episode: not the agent
+        reason, error = "infra_error", f"{type(exc).__name__}: {exc}"
     except Exception as exc:
         reason, error = "error", f"{type(exc).__name__}: {exc}"
     finally:

@@ -10,6 +10,10 @@
   `sections` (data from section hooks);
 - `report.md` and `report.html` — the standard sections, then those of the section hooks.
 
+`env` may also be a started `mcpgym.pool.EnvPool`: episodes are spread over its servers; an
+episode whose server dies (`infra_error`) is played again on another one, up to `infra_retries`
+times, and `summary["infrastructure"]` counts those attempts apart from the agent's failures.
+
 Example:
     >>> from mcpgym.examples.guess import GuessEnv
     >>> from mcpgym.harness.agents import RandomAgent
@@ -31,12 +35,14 @@ from typing import Any
 
 from mcpgym.harness.episodes import DEFAULT_SUCCESS_THRESHOLD, Agent, EpisodeRecord, EpisodeSpec
 from mcpgym.harness.loop import EpisodeLimits, run_episode
+from mcpgym.harness.pool_target import PoolTarget
 from mcpgym.harness.progress import NullProgress, ProgressReporter, ProgressStats, RichProgress
 from mcpgym.harness.report import ReportSection, SectionHook, render_html, render_markdown
 from mcpgym.harness.sections import standard_sections
 from mcpgym.harness.sessions import as_target
 from mcpgym.harness.store import EpisodeStore
 from mcpgym.harness.summary import ERROR_REASONS, summarize
+from mcpgym.pool import EnvPool
 
 __all__ = ["EvalResult", "evaluate", "run_evaluation"]
 
@@ -65,6 +71,7 @@ async def evaluate(
     progress: bool | ProgressReporter = False,
     sections: Sequence[SectionHook] = (),
     title: str | None = None,
+    infra_retries: int = 3,
 ) -> EvalResult:
     """Play every spec not yet recorded in `out`, `concurrency` at a time; write and summarize.
 
@@ -80,18 +87,22 @@ async def evaluate(
             set `metadata["success"]`.
         progress: `True` for a rich progress bar on stderr, or a `ProgressReporter`.
         sections: report section hooks, appended after the standard sections.
+        infra_retries: how often an episode lost to a dead server (`infra_error`) is replayed.
 
     Raises `ValueError` for duplicate spec ids, or when `out` holds another agent's records.
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be >= 1, got {concurrency}")
     _check_unique(specs)
-    target = as_target(env)
+    pool = env if isinstance(env, EnvPool) else None
+    target = PoolTarget(env) if isinstance(env, EnvPool) else as_target(env)
     limits = EpisodeLimits(turn_timeout, episode_timeout, success_threshold)
     folder = Path(out) if out is not None else None
     store = EpisodeStore(folder / "episodes.jsonl") if folder is not None else None
     wanted = {s.id for s in specs}
-    records = {k: v for k, v in (store.load() if store else {}).items() if k in wanted}
+    loaded = (store.load() if store else {}).items()
+    # an episode lost to infrastructure was never really played: a resumed run plays it again
+    records = {k: v for k, v in loaded if k in wanted and v.done_reason != "infra_error"}
     _check_agent(records.values(), agent.name, folder)
     pending = [s for s in specs if s.id not in records]
     reporter = _reporter(progress, agent.name)
@@ -103,10 +114,15 @@ async def evaluate(
     for spec in pending:
         queue.put_nowait(spec)
 
+    infra = _Infra()
+
     async def worker() -> None:
         while not queue.empty():
             spec = queue.get_nowait()
             record = await run_episode(spec, agent, target, limits)
+            if record.done_reason == "infra_error" and infra.retry(spec.id, infra_retries):
+                queue.put_nowait(spec)  # the pool places it on another, live server
+                continue
             records[spec.id] = record
             if store is not None:
                 store.append(record)
@@ -132,6 +148,7 @@ async def evaluate(
         "success_threshold": success_threshold,
     }
     summary = summarize(ordered)
+    summary["infrastructure"] = infra.summary(summary["infra_errors"], pool)
     extra = [s for s in (hook(ordered, summary) for hook in sections) if s is not None]
     summary["run"] = run
     summary["sections"] = {s.title: dict(s.data) for s in extra if s.data is not None}
@@ -162,6 +179,35 @@ def _atomic_write(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)
+
+
+@dataclass
+class _Infra:
+    """Attempts lost to dead servers, kept apart from the agent's results."""
+
+    errors: int = 0
+    retried: int = 0
+    attempts: Counter[str] | None = None
+
+    def retry(self, spec_id: str, limit: int) -> bool:
+        """Count one lost attempt; whether the episode may be played again."""
+        self.errors += 1
+        attempts = self.attempts = self.attempts or Counter()
+        attempts[spec_id] += 1
+        if attempts[spec_id] > limit:
+            return False
+        self.retried += 1
+        return True
+
+    def summary(self, unrecovered: int, pool: EnvPool | None) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "errors": self.errors,
+            "retried": self.retried,
+            "unrecovered": unrecovered,
+        }
+        if pool is not None:
+            out["pool"] = pool.stats()
+        return out
 
 
 @dataclass

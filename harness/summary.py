@@ -13,6 +13,9 @@ Definitions:
   k = 1, 2, 4, … up to the smallest number of attempts any group has.
 - **errors** — episodes that ended in `error`, `turn_timeout` or `episode_timeout`; tool errors
   are counted separately by `error_type` (a failed tool call is data, not an episode error).
+- **infra_errors** — episodes whose last attempt ended in `infra_error` (a pool server died and
+  the retries ran out): infrastructure, never counted among `errors`. The runner adds the retried
+  attempts and the pool's counters under `infrastructure`.
 - **timing** — percentiles (p50/p90/p99, linear interpolation) of episode wall time, agent turn
   and environment step latencies; the only clock-dependent part of the summary.
 - **by_tag** / **by_tags** — the headline numbers per value of each tag, and per combination
@@ -135,6 +138,7 @@ def summarize(records: Sequence[EpisodeRecord]) -> dict[str, Any]:
         "agents": sorted({r.agent for r in records}),
         "pass_at_k": pass_at_k(list(groups.values())),
         "done_reasons": dict(sorted(Counter(r.done_reason for r in records).items())),
+        "infra_errors": sum(r.done_reason == "infra_error" for r in records),
         "error_messages": dict(
             Counter(
                 r.error or r.done_reason for r in records if r.done_reason in ERROR_REASONS

@@ -141,6 +141,12 @@ class Provider(abc.ABC):
         """What the server printed so far (best effort)."""
         return await self._logs(handle)
 
+    async def alive(self, handle: ServerHandle) -> bool | None:
+        """Whether the server still runs, as the engine sees it; `None` when the provider cannot
+        tell cheaply (callers then probe `/health`). Pools use it to tell a dead server from a
+        failed episode."""
+        return None
+
     async def aclose(self) -> None:
         """Stop everything this provider started."""
         for handle in list(self._handles.values()):

@@ -251,3 +251,23 @@ def test_an_async_pool_is_refused() -> None:
 
     with pytest.raises(TypeError, match="SyncEnvPool"):
         environment_factory(AsyncPool())
+
+
+@pytest.mark.server
+def test_over_a_real_sync_env_pool() -> None:
+    from mcpgym.pool import SyncEnvPool
+    from mcpgym.providers.process import ProcessProvider
+
+    with SyncEnvPool(ProcessProvider("calendar_gym:CalendarEnv"), size=2) as pool:
+        adapter = environment_factory(pool)
+        assert public_functions(adapter) == public_functions(environment_factory(CalendarEnv))
+        envs = [adapter(), adapter()]
+        for env in envs:  # two rollouts at once, each on its own pool session
+            env.reset(task_id="t4-perm-finance-write/explicit")
+        urls = {env._mcpgym_session.client.url for env in envs}
+        assert len(urls) == 2  # least load: the two sessions sit on different servers
+        for env in envs:
+            env.finish(status="cannot_complete", summary="read only")
+            assert env.get_reward() == 1.0 and episode_of(env).metadata["success"] is True
+        for env in envs:
+            env._mcpgym_session.close()

@@ -1,0 +1,84 @@
+"""`mcpgym k8s manifest IMAGE`: the Kubernetes YAML for an environment image.
+
+Prints a Deployment of `--replicas` hardened server pods (the same confinement as the Docker
+provider: non-root, no privilege escalation, every capability dropped, read-only root with a
+memory-backed /tmp, RuntimeDefault seccomp, CPU/memory limits, `/health` readiness and
+liveness) and a Service in front of them, for `kubectl apply -f -`. Registered through the
+`mcpgym.commands` entry point; needs `pip install 'mcpgym[kubernetes]'`.
+
+Example::
+
+    mcpgym k8s manifest registry.local:5000/mcpgym-calendar:latest --replicas 4 --name calendar
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+__all__ = ["register"]
+
+
+def register(sub: Any) -> None:
+    """Add the `k8s` command (subcommand `manifest`) to the `mcpgym` parser."""
+    k8s = sub.add_parser(
+        "k8s",
+        help="Kubernetes manifests for environment images",
+        description="Kubernetes helpers for environment images.",
+    )
+    verbs = k8s.add_subparsers(dest="k8s_command", metavar="SUBCOMMAND", required=True)
+    p = verbs.add_parser(
+        "manifest",
+        help="print a Deployment + Service for an environment image",
+        description="Print the YAML of a Deployment of hardened server pods and a Service in "
+        "front of them (pipe it to `kubectl apply -f -`).",
+    )
+    p.add_argument("image", metavar="IMAGE", help="the environment image (from `mcpgym build`)")
+    p.add_argument("--name", default="mcpgym-env", help="Deployment/Service name (mcpgym-env)")
+    p.add_argument("--namespace", default="default", help="namespace (default)")
+    p.add_argument("--replicas", type=int, default=1, help="server pods (1)")
+    p.add_argument("--port", type=int, default=8000, help="the server's port in the pod (8000)")
+    p.add_argument(
+        "--service-type",
+        default="ClusterIP",
+        choices=["ClusterIP", "NodePort", "LoadBalancer"],
+        help="Service type (ClusterIP)",
+    )
+    p.add_argument("--cpu", default="1", help="CPU limit per pod (1)")
+    p.add_argument("--memory", default="512Mi", help="memory limit per pod (512Mi)")
+    p.add_argument(
+        "--arg",
+        action="append",
+        default=None,
+        metavar="ARG",
+        help="container args replacing the image CMD (repeatable, in order)",
+    )
+    p.set_defaults(func=_manifest)
+
+
+def _manifest(args: argparse.Namespace) -> int:
+    if args.replicas < 0 or not 0 < args.port < 65536:
+        print("mcpgym k8s manifest: error: --replicas >= 0 and 0 < --port < 65536", file=sys.stderr)
+        return 2
+    try:
+        from mcpgym.providers.k8s_manifests import ServerSpec, deployment, service, to_yaml
+    except ImportError as exc:
+        print(f"mcpgym k8s manifest: error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        spec = ServerSpec(
+            image=args.image,
+            name=args.name,
+            namespace=args.namespace,
+            port=args.port,
+            args=args.arg,
+            cpu_limit=args.cpu,
+            memory_limit=args.memory,
+        )
+        objects = [deployment(spec, args.replicas), service(spec, args.service_type)]
+    except ValueError as exc:  # the client's models reject a bad value
+        print(f"mcpgym k8s manifest: error: {exc}", file=sys.stderr)
+        return 2
+    sys.stdout.write(to_yaml(objects))
+    return 0
