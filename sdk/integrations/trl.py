@@ -102,7 +102,6 @@ class _Config:
     tasks: TaskSet | None
     reset_columns: dict[str, str]
     reward: RewardRule
-    tool_names: dict[str, str]  # Python method name -> tool name
 
 
 class _Adapter:
@@ -277,6 +276,5 @@ def environment_factory(
         tasks=tasks,
         reset_columns={str(k): str(v) for k, v in columns.items()},
         reward=reward,
-        tool_names={t.name: t.name for t in picked},
     )
     return type(class_name, (_Adapter,), namespace)
