@@ -24,7 +24,7 @@ setup:
 
 # Run the default test suite (in-process and real-socket tests; no npm, Docker or agent CLIs).
 test *ARGS: setup
-    {{py}} -m pytest -m "not interop and not conformance and not docker and not agents and not models and not web and not ray and not kubernetes" {{ARGS}}
+    {{py}} -m pytest -m "not interop and not conformance and not docker and not agents and not models and not web and not ray and not kubernetes and not trl" {{ARGS}}
 
 # Drive an mcpgym server with the released openenv package (own virtual environment).
 test-interop *ARGS: setup
@@ -96,6 +96,20 @@ demo *ARGS: setup
 # A served example environment and one client episode over the WebSocket (Guess the Number).
 example: setup
     {{py}} -m mcpgym.examples.demo
+
+# A real TRL GRPOTrainer on CPU through the adapter, and task sets read with Hugging Face datasets
+# (installs torch 2.13.0 - the CPU build on this machine's disk -, trl, transformers, datasets).
+test-trl *ARGS: setup
+    #!/usr/bin/env bash
+    set -euo pipefail
+    want="torch==2.13.0 trl==1.16.0 transformers==5.24.0 datasets==5.2.0"
+    if [ "$(cat {{venv}}/.mcpgym-trl 2>/dev/null)" != "$want" ]; then
+        # torch first and alone: pinned, pip takes the CPU build; a bare `torch` would be CUDA
+        {{py}} -m pip install --quiet --disable-pip-version-check torch==2.13.0
+        {{py}} -m pip install --quiet --disable-pip-version-check $want
+        echo "$want" > {{venv}}/.mcpgym-trl
+    fi
+    HF_HUB_OFFLINE=1 TRL_EXPERIMENTAL_SILENCE=1 {{py}} -m pytest -m trl tests/trl {{ARGS}}
 
 # Environment pools on a real local Ray (installs ray into the venv): actors, eval, kill test.
 test-ray *ARGS: setup

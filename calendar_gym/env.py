@@ -33,6 +33,7 @@ from calendar_gym.shared import SHARED_WORLDS
 from calendar_gym.store import Store, state_hash
 from calendar_gym.suggest import suggest_field, suggest_tools
 from calendar_gym.tasks.play import TaskPlay
+from calendar_gym.taskset import CALENDAR_TASKS
 from calendar_gym.timeutil import TimeError, format_in_zone, parse_rfc3339
 from calendar_gym.tools_acl import AclTools
 from calendar_gym.tools_calendars import CalendarTools
@@ -104,6 +105,7 @@ class CalendarEnv(TaskPlay, MCPEnvironment, EventTools, CalendarTools, AclTools,
     version = "1.0.0"
     state_type = CalendarState
     blocking = False  # every call is a few in-memory SQLite statements
+    task_set = CALENDAR_TASKS  # the suite as an mcpgym task set: reset(task_id=...) plays one
 
     _state: CalendarState  # pyright: ignore[reportIncompatibleVariableOverride]
     _store: Store | None = None
@@ -122,6 +124,7 @@ class CalendarEnv(TaskPlay, MCPEnvironment, EventTools, CalendarTools, AclTools,
         self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any
     ) -> Observation:
         """Start an episode with a fresh copy of the seed world (see the class docstring)."""
+        kwargs = self.task_set.resolve_reset(kwargs)  # task_id / split+index -> task options
         unknown = [k for k in kwargs if k not in RESET_OPTIONS]
         if unknown:
             near = {k: suggest_field(k, RESET_OPTIONS) for k in unknown}

@@ -17,6 +17,7 @@ from mcpgym.servers.dispatch import Dispatcher
 from mcpgym.servers.factory import make_factory
 from mcpgym.servers.mcp_mount import McpMount
 from mcpgym.servers.principals import ProductionEnvs
+from mcpgym.servers.routes_tasks import TASK_ROUTES
 from mcpgym.servers.routes_ws import websocket_endpoint
 from mcpgym.servers.sessions import SessionManager
 from mcpgym.servers.settings import ServerSettings
@@ -131,6 +132,7 @@ def create_app(
             Route("/state", routes_http.state, methods=["GET"]),
             Route("/schema", routes_http.schema, methods=["GET"]),
         ]
+        routes += TASK_ROUTES
     if settings.mode == "simulation" or settings.production_ws:
         routes.append(WebSocketRoute("/ws", websocket_endpoint))
     routes.append(Route("/mcp", mcp, methods=["GET", "POST", "DELETE"]))

@@ -31,6 +31,7 @@ from mcpgym.client._core import (
     StateT,
 )
 from mcpgym.client._sync import SyncEnvClient
+from mcpgym.client._tasks import AsyncTasks
 from mcpgym.env import Environment
 from mcpgym.types import (
     Action,
@@ -142,7 +143,7 @@ class AsyncTransport:
             await ws.close()
 
 
-class EnvClient(Generic[ActT, ObsT, StateT]):
+class EnvClient(AsyncTasks, Generic[ActT, ObsT, StateT]):
     """Async client of one environment session on an mcpgym (or OpenEnv) server.
 
     Each connection is its own session with its own environment instance. The client connects on

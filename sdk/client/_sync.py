@@ -30,6 +30,7 @@ from mcpgym.client._core import (
     Request,
     StateT,
 )
+from mcpgym.client._tasks import SyncTasks
 from mcpgym.env import Environment
 from mcpgym.types import (
     Action,
@@ -142,7 +143,7 @@ class SyncTransport:
             ws.close()
 
 
-class SyncEnvClient(Generic[ActT, ObsT, StateT]):
+class SyncEnvClient(SyncTasks, Generic[ActT, ObsT, StateT]):
     """Blocking client of one environment session; the same API as `EnvClient`, without `await`.
 
     Args and errors are those of `EnvClient`. One connection serves one call at a time; calls from

@@ -184,14 +184,19 @@ def test_exported_names() -> None:
         "LabelledCall",
         "Role",
         "Segment",
+        "TokenRoles",
         "ToolCallRecord",
         "Trajectory",
         "TrajectoryWriter",
         "Turn",
         "build_trajectory",
         "label_call",
+        "label_messages",
         "read_trajectories",
         "segment_call",
+        "simulation_trajectory",
+        "token_roles",
+        "write_token_roles",
     ]
     for module in (capture, trajectory):
         assert all(getattr(module, name, None) is not None for name in module.__all__)

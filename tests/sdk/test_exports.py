@@ -17,6 +17,7 @@ PACKAGES = [
     "mcpgym.harness.capture",
     "mcpgym.client",
     "calendar_gym",
+    "mcpgym.tasks",
 ]
 TYPING_HELPERS = {"TYPE_CHECKING", "Any", "annotations"}
 
