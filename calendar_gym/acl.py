@@ -151,23 +151,24 @@ def calendar_not_found(store: Store, user: str, raw: str, field: str = "calendar
 
 
 def _remediation(required: str, current: str, owner: str, action: str) -> str:
+    """Who owns the calendar, which role is needed and how to get it: facts, never what a task
+    expects the agent to do about it."""
     if required == "reader" and current == "freeBusyReader":
         return (
-            "Your role shows only free/busy times: use freebusy_query for availability, or ask "
-            f"the owner ({owner}) to share the calendar with you as reader."
+            f"Your role shows only free/busy times; freebusy_query answers those. To read the "
+            f"events you need reader: the owner ({owner}) can grant it with acl_insert."
         )
     if required == "writer":
         return (
-            f"Ask the owner ({owner}) for writer access, or use a calendar where your accessRole "
-            "is writer or owner (calendarList_list with minAccessRole='writer'). If the task "
-            "needs this calendar, finish with status 'cannot_complete'."
+            f"The owner ({owner}) can grant you writer with acl_insert. Calendars where your "
+            "accessRole is already writer or owner: calendarList_list(minAccessRole='writer')."
         )
     if required == "owner":
         return (
-            f"Only an owner can {action}; ask the owner ({owner}) to do it or to make you an "
-            "owner. If the task needs it, finish with status 'cannot_complete'."
+            f"Only an owner can {action}. The owner ({owner}) can do it, or grant you the owner "
+            "role with acl_insert."
         )
-    return f"Ask the owner ({owner}) for {required} access."
+    return f"The owner ({owner}) can grant you {required} access with acl_insert."
 
 
 def require(
