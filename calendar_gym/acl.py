@@ -67,6 +67,12 @@ class Access:
         """Whether the user has the owner role."""
         return self.role == "owner"
 
+    @property
+    def sees_private(self) -> bool:
+        """Whether private events show their details: owners and writers (Google's AclRule.role:
+        with writer access "private events will appear ... and event details will be visible")."""
+        return RANK[self.role] >= RANK["writer"]
+
 
 def resolve_calendar_id(user: str, raw: str) -> str:
     """`primary` → the user's own calendar id (their email); other ids unchanged."""

@@ -95,8 +95,9 @@ class AclTools(CalendarContext):
         pageToken: PageToken = None,
         showDeleted: bool = False,
     ) -> dict[str, Any]:
-        """List a calendar's sharing rules (needs owner)."""
-        access = self.access(calendarId, "owner", "see its sharing rules")
+        """List a calendar's sharing rules (needs writer: Google gives writers read access to
+        the ACL)."""
+        access = self.access(calendarId, "writer", "see its sharing rules")
         rows = self.store.all(
             "SELECT * FROM acl WHERE calendar_id = ? ORDER BY rule_id", (access.id,)
         )
@@ -109,8 +110,8 @@ class AclTools(CalendarContext):
 
     @tool(annotations={"readOnlyHint": True})
     def acl_get(self, calendarId: CalendarId, ruleId: RuleId) -> dict[str, Any]:
-        """Get one sharing rule (needs owner)."""
-        access = self.access(calendarId, "owner", "see its sharing rules")
+        """Get one sharing rule (needs writer)."""
+        access = self.access(calendarId, "writer", "see its sharing rules")
         return self._rule(self._find_rule(access, ruleId))
 
     @tool

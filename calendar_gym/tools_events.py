@@ -72,7 +72,7 @@ class EventTools(CalendarContext):
             user=self.user,
             names=self.names(),
             tz_override=tz,
-            busy_only=row["visibility"] in PRIVATE_VISIBILITIES and not access.is_owner,
+            busy_only=row["visibility"] in PRIVATE_VISIBILITIES and not access.sees_private,
         )
 
     def _window(self, time_min: str | None, time_max: str | None) -> Window:
@@ -155,7 +155,7 @@ class EventTools(CalendarContext):
             single_events=singleEvents,
             show_deleted=showDeleted,
         )
-        owner = access.is_owner
+        owner = access.sees_private
         if q:
             words = q.lower().split()
             rows = [r for r in rows if (owner or r["visibility"] not in PRIVATE_VISIBILITIES)
