@@ -41,8 +41,10 @@ __all__ = [
     "resolve_calendar_id",
 ]
 
-ROLES = ("none", "freeBusyReader", "reader", "writer", "owner")
+ROLES = ("none", "freeBusyReader", "reader", "writerWithoutPrivateAccess", "writer", "owner")
 RANK = {role: i for i, role in enumerate(ROLES)}
+WRITER_NO_PRIVATE = "writerWithoutPrivateAccess"
+"""Writes events like a writer but sees private events as busy and cannot read the ACL."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,7 +180,14 @@ def _remediation(required: str, current: str, owner: str, action: str) -> str:
 
 
 def require(
-    store: Store, user: str, raw: str, needed: str, *, action: str, field: str = "calendarId"
+    store: Store,
+    user: str,
+    raw: str,
+    needed: str,
+    *,
+    action: str,
+    field: str = "calendarId",
+    strict: bool = False,
 ) -> Access:
     """The calendar `raw` if `user` has at least role `needed` on it.
 
@@ -189,7 +198,10 @@ def require(
     role = effective_role(store, user, row["id"]) if row is not None else "none"
     if row is None or role == "none":
         raise calendar_not_found(store, user, raw, field)
-    if RANK[role] < RANK[needed]:
+    # writerWithoutPrivateAccess writes events like a writer, but is not one where the writer
+    # role gives more (`strict`: reading the ACL).
+    writes = needed == "writer" and role == WRITER_NO_PRIVATE and not strict
+    if RANK[role] < RANK[needed] and not writes:
         remediation = _remediation(needed, role, row["owner"], action)
         raise ApiError(
             "PERMISSION_DENIED",

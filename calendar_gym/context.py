@@ -34,10 +34,18 @@ class CalendarContext:
     scopes: tuple[str, ...]
 
     def access(
-        self, calendar_id: str, needed: str, action: str, field: str = "calendarId"
+        self,
+        calendar_id: str,
+        needed: str,
+        action: str,
+        field: str = "calendarId",
+        *,
+        strict: bool = False,
     ) -> Access:
         """The calendar if the acting user has role `needed` (see `acl.require`)."""
-        return require(self.store, self.user, calendar_id, needed, action=action, field=field)
+        return require(
+            self.store, self.user, calendar_id, needed, action=action, field=field, strict=strict
+        )
 
     def user_tz(self, user: str | None = None) -> str:
         """A user's time zone setting (default: the acting user)."""

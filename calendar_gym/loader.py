@@ -139,7 +139,8 @@ class _Loader:
                 f"{where}: scope {scope!r} must be default, user:X, group:X or domain:X"
             )
         role = _need(row, "role", where)
-        if role not in ("none", "freeBusyReader", "reader", "writer", "owner"):
+        if role not in ("none", "freeBusyReader", "reader", "writerWithoutPrivateAccess", "writer",
+                        "owner"):  # fmt: skip
             raise LoadError(f"{where}: unknown role {role!r}")
         rule_id = scope if kind != "default" else "default"
         self.x(

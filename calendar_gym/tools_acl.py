@@ -97,7 +97,7 @@ class AclTools(CalendarContext):
     ) -> dict[str, Any]:
         """List a calendar's sharing rules (needs writer: Google gives writers read access to
         the ACL)."""
-        access = self.access(calendarId, "writer", "see its sharing rules")
+        access = self.access(calendarId, "writer", "see its sharing rules", strict=True)
         rows = self.store.all(
             "SELECT * FROM acl WHERE calendar_id = ? ORDER BY rule_id", (access.id,)
         )
@@ -111,7 +111,7 @@ class AclTools(CalendarContext):
     @tool(annotations={"readOnlyHint": True})
     def acl_get(self, calendarId: CalendarId, ruleId: RuleId) -> dict[str, Any]:
         """Get one sharing rule (needs writer)."""
-        access = self.access(calendarId, "writer", "see its sharing rules")
+        access = self.access(calendarId, "writer", "see its sharing rules", strict=True)
         return self._rule(self._find_rule(access, ruleId))
 
     @tool

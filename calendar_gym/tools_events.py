@@ -24,6 +24,7 @@ from calendar_gym.models import (
     End,
     EventColor,
     EventId,
+    EventTypeName,
     ExtendedProperties,
     Location,
     MaxResults,
@@ -33,6 +34,7 @@ from calendar_gym.models import (
     PageToken,
     Recurrence,
     Reminders,
+    SendNotifications,
     SendUpdates,
     Start,
     Status,
@@ -129,6 +131,10 @@ class EventTools(CalendarContext):
         timeZone: TimeZoneName = None,
         iCalUID: str | None = None,
         updatedMin: TimeBound = None,
+        eventTypes: Annotated[
+            list[EventTypeName] | None,
+            Field(description="Only these event types (every event here is 'default')."),
+        ] = None,
     ) -> dict[str, Any]:
         """List events of a calendar (needs reader; private events show as busy to non-owners).
 
@@ -162,6 +168,8 @@ class EventTools(CalendarContext):
                     and all(w in _text(r) for w in words)]  # fmt: skip
         if iCalUID:
             rows = [r for r in rows if r["ical_uid"] == iCalUID]
+        if eventTypes is not None and "default" not in eventTypes:
+            rows = []  # only default events exist here (typed events are out of scope)
         since = self.instant(updatedMin)
         if since is not None:
             rows = [r for r in rows if r["updated"] >= since.strftime("%Y-%m-%dT%H:%M:%S")]
@@ -246,6 +254,7 @@ class EventTools(CalendarContext):
         guestsCanInviteOthers: bool | None = None,
         guestsCanSeeOtherGuests: bool | None = None,
         sendUpdates: SendUpdates = None,
+        sendNotifications: SendNotifications = None,
     ) -> dict[str, Any]:
         """Create an event (needs writer on the calendar).
 
@@ -286,6 +295,7 @@ class EventTools(CalendarContext):
         guestsCanInviteOthers: bool | None = None,
         guestsCanSeeOtherGuests: bool | None = None,
         sendUpdates: SendUpdates = None,
+        sendNotifications: SendNotifications = None,
     ) -> dict[str, Any]:
         """Change some fields of an event (needs writer); omitted fields stay as they are.
 
@@ -326,6 +336,7 @@ class EventTools(CalendarContext):
         guestsCanInviteOthers: bool | None = None,
         guestsCanSeeOtherGuests: bool | None = None,
         sendUpdates: SendUpdates = None,
+        sendNotifications: SendNotifications = None,
     ) -> dict[str, Any]:
         """Replace an event (needs writer): fields you omit are reset to their defaults."""
         access = self.access(calendarId, "writer", "change its events")
@@ -343,7 +354,11 @@ class EventTools(CalendarContext):
 
     @tool
     def events_delete(
-        self, calendarId: CalendarId, eventId: EventId, sendUpdates: SendUpdates = None
+        self,
+        calendarId: CalendarId,
+        eventId: EventId,
+        sendUpdates: SendUpdates = None,
+        sendNotifications: SendNotifications = None,
     ) -> dict[str, Any]:
         """Delete an event (needs writer): it becomes status 'cancelled'.
 
@@ -361,6 +376,7 @@ class EventTools(CalendarContext):
         eventId: EventId,
         destination: Annotated[str, Field(description="The calendar id to move it to.")],
         sendUpdates: SendUpdates = None,
+        sendNotifications: SendNotifications = None,
     ) -> dict[str, Any]:
         """Move an event to another calendar (needs writer on both calendars)."""
         source = self.access(calendarId, "writer", "move events off it")
