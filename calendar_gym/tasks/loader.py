@@ -27,7 +27,6 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from calendar_gym import seed_events as _seed_events  # noqa: F401  (fills EVENT_IDS)
 from calendar_gym.seed_world import CALENDAR_IDS, EVENT_IDS
 from calendar_gym.tasks.model import Task
 
