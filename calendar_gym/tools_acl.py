@@ -103,10 +103,7 @@ class AclTools(CalendarContext):
         )
         items = [self._rule(r) for r in rows if showDeleted or r["role"] != "none"]
         page, token = self.page(items, maxResults, pageToken, default=100)
-        out: dict[str, Any] = {"kind": "calendar#acl", "items": page}
-        if token:
-            out["nextPageToken"] = token
-        return out
+        return self.collection("calendar#acl", page, token)
 
     @tool(annotations={"readOnlyHint": True})
     def acl_get(self, calendarId: CalendarId, ruleId: RuleId) -> dict[str, Any]:

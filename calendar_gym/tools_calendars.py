@@ -120,10 +120,7 @@ class CalendarTools(CalendarContext):
             )
         )
         page, token = self.page(items, maxResults, pageToken, default=100)
-        out: dict[str, Any] = {"kind": "calendar#calendarList", "items": page}
-        if token:
-            out["nextPageToken"] = token
-        return out
+        return self.collection("calendar#calendarList", page, token)
 
     @tool(annotations={"readOnlyHint": True})
     def calendarList_get(self, calendarId: CalendarId) -> dict[str, Any]:

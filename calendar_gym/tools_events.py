@@ -44,6 +44,7 @@ from calendar_gym.models import (
     Transparency,
     Visibility,
 )
+from calendar_gym.timeutil import format_utc_z
 from mcpgym import tool
 
 __all__ = ["EventTools"]
@@ -98,18 +99,18 @@ class EventTools(CalendarContext):
             "SELECT summary_override FROM calendar_list WHERE user_email = ? AND calendar_id = ?",
             (self.user, access.id),
         )
-        out: dict[str, Any] = {
-            "kind": "calendar#events",
-            "summary": (entry and entry["summary_override"]) or access.calendar["summary"],
-            "description": access.calendar["description"],
-            "timeZone": tz or access.time_zone,
-            "accessRole": access.role,
-            "defaultReminders": [],
-            "items": items,
-        }
-        if token:
-            out["nextPageToken"] = token
-        return out
+        stamps = [str(i["updated"]) for i in items if i.get("updated")]
+        return self.collection(
+            "calendar#events",
+            items,
+            token,
+            summary=(entry and entry["summary_override"]) or access.calendar["summary"],
+            description=access.calendar["description"],
+            updated=max(stamps) if stamps else format_utc_z(self.store.now),
+            timeZone=tz or access.time_zone,
+            accessRole=access.role,
+            defaultReminders=[],
+        )
 
     @tool(annotations={"readOnlyHint": True})
     def events_list(

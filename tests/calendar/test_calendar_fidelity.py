@@ -147,3 +147,29 @@ def test_writer_without_private_access_writes_but_sees_private_events_as_busy(
     call.ok("calendarList_list", minAccessRole="writerWithoutPrivateAccess")  # a valid value
     assert call.ok("events_list", calendarId=cal, eventTypes=["focusTime"])["items"] == []
     assert call.ok("events_list", calendarId=cal, eventTypes=["default"])["items"]
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "kind"),
+    [
+        ("calendarList_list", {}, "calendar#calendarList"),
+        ("acl_list", {"calendarId": "primary"}, "calendar#acl"),
+        ("settings_list", {}, "calendar#settings"),
+        ("events_list", {"calendarId": "primary"}, "calendar#events"),
+    ],
+)
+def test_list_responses_carry_etag_and_sync_token(
+    session: Any, tool: str, args: dict[str, Any], kind: str
+) -> None:
+    """v3 list responses (CalendarList, Acl, Settings, Events) have etag and nextSyncToken on
+    the last page, nextPageToken before it; Events also has `updated`."""
+    _, call = session()
+    last = call.ok(tool, **args)
+    assert last["kind"] == kind and last["etag"].startswith('"') and last["nextSyncToken"]
+    assert "nextPageToken" not in last
+    first = call.ok(tool, **args, maxResults=1)
+    assert first["nextPageToken"] and "nextSyncToken" not in first
+    assert first["etag"] != last["etag"]
+    if kind == "calendar#events":
+        assert last["updated"].endswith("Z")
+    assert call.ok(tool, **args)["etag"] == last["etag"]  # deterministic
