@@ -16,7 +16,6 @@ docs/calendar_benchmark.md for the task suite (`calendar_gym.tasks`), its grader
 job, `python -m calendar_gym.demo`.
 """
 
-from calendar_gym import seed_events as _seed_events  # noqa: F401  (fills EVENT_IDS)
 from calendar_gym.env import RESET_OPTIONS, CalendarEnv, CalendarState
 from calendar_gym.errors import CODES, ERROR_MODES, ApiError
 from calendar_gym.seed_world import (

@@ -41,8 +41,10 @@ __all__ = [
     "resolve_calendar_id",
 ]
 
-ROLES = ("none", "freeBusyReader", "reader", "writer", "owner")
+ROLES = ("none", "freeBusyReader", "reader", "writerWithoutPrivateAccess", "writer", "owner")
 RANK = {role: i for i, role in enumerate(ROLES)}
+WRITER_NO_PRIVATE = "writerWithoutPrivateAccess"
+"""Writes events like a writer but sees private events as busy and cannot read the ACL."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +68,12 @@ class Access:
     def is_owner(self) -> bool:
         """Whether the user has the owner role."""
         return self.role == "owner"
+
+    @property
+    def sees_private(self) -> bool:
+        """Whether private events show their details: owners and writers (Google's AclRule.role:
+        with writer access "private events will appear ... and event details will be visible")."""
+        return RANK[self.role] >= RANK["writer"]
 
 
 def resolve_calendar_id(user: str, raw: str) -> str:
@@ -151,27 +159,35 @@ def calendar_not_found(store: Store, user: str, raw: str, field: str = "calendar
 
 
 def _remediation(required: str, current: str, owner: str, action: str) -> str:
+    """Who owns the calendar, which role is needed and how to get it: facts, never what a task
+    expects the agent to do about it."""
     if required == "reader" and current == "freeBusyReader":
         return (
-            "Your role shows only free/busy times: use freebusy_query for availability, or ask "
-            f"the owner ({owner}) to share the calendar with you as reader."
+            f"Your role shows only free/busy times; freebusy_query answers those. To read the "
+            f"events you need reader: the owner ({owner}) can grant it with acl_insert."
         )
     if required == "writer":
         return (
-            f"Ask the owner ({owner}) for writer access, or use a calendar where your accessRole "
-            "is writer or owner (calendarList_list with minAccessRole='writer'). If the task "
-            "needs this calendar, finish with status 'cannot_complete'."
+            f"The owner ({owner}) can grant you writer with acl_insert. Calendars where your "
+            "accessRole is already writer or owner: calendarList_list(minAccessRole='writer')."
         )
     if required == "owner":
         return (
-            f"Only an owner can {action}; ask the owner ({owner}) to do it or to make you an "
-            "owner. If the task needs it, finish with status 'cannot_complete'."
+            f"Only an owner can {action}. The owner ({owner}) can do it, or grant you the owner "
+            "role with acl_insert."
         )
-    return f"Ask the owner ({owner}) for {required} access."
+    return f"The owner ({owner}) can grant you {required} access with acl_insert."
 
 
 def require(
-    store: Store, user: str, raw: str, needed: str, *, action: str, field: str = "calendarId"
+    store: Store,
+    user: str,
+    raw: str,
+    needed: str,
+    *,
+    action: str,
+    field: str = "calendarId",
+    strict: bool = False,
 ) -> Access:
     """The calendar `raw` if `user` has at least role `needed` on it.
 
@@ -182,7 +198,10 @@ def require(
     role = effective_role(store, user, row["id"]) if row is not None else "none"
     if row is None or role == "none":
         raise calendar_not_found(store, user, raw, field)
-    if RANK[role] < RANK[needed]:
+    # writerWithoutPrivateAccess writes events like a writer, but is not one where the writer
+    # role gives more (`strict`: reading the ACL).
+    writes = needed == "writer" and role == WRITER_NO_PRIVATE and not strict
+    if RANK[role] < RANK[needed] and not writes:
         remediation = _remediation(needed, role, row["owner"], action)
         raise ApiError(
             "PERMISSION_DENIED",

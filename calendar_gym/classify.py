@@ -1,4 +1,12 @@
-"""The failure classifier: why did a call fail? wrong_tool / wrong_args / wrong_order / other.
+"""The failure classifier: why did a call fail? wrong_tool / wrong_args / wrong_order / other,
+plus wrong_finish and trap_write.
+
+The first four are the published taxonomy of failed tool calls (Turing and Hugging Face, "OpenEnv
+in Practice: Evaluating Tool-Using Agents in Real-World Environments", Hugging Face blog,
+12 February 2026, https://huggingface.co/blog/openenv-turing), where `other` means timeouts and
+authentication/authorisation failures. Like for like, `other` here holds only those; a wrong
+finish status (`wrong_finish`) and a write in a trap task (`trap_write`) are not tool-call
+failures of that kind and get labels of their own, reported beside the published split.
 
 Each agent call is aligned with the gold plan: among the steps not yet done that use the same tool
 (`events_patch` and `events_update` count as one), the step whose arguments are closest (the share
@@ -7,8 +15,10 @@ step whose prerequisites are done, then plan order. Then:
 
 **Errored calls** are all labelled:
 - `wrong_tool` — an unknown tool, or a tool no step of the plan uses;
-- `other` — internal errors and timeouts, a repeat of an earlier identical call, a call redoing a
-  step already done;
+- `other` — timeouts, internal errors, and auth failures (`INSUFFICIENT_SCOPE`, or a
+  `PERMISSION_DENIED` no step expects) on a call whose arguments match its step;
+- a call redoing a step already done, or repeating a write: `wrong_order`; a repeat of a failed
+  call is labelled like the first one;
 - a call that gets exactly the error its step expects (a trap's `PERMISSION_DENIED`) advances the
   plan and is not a failure;
 - `wrong_order` — the arguments match the step but a write it depends on is not done yet;
@@ -16,11 +26,12 @@ step whose prerequisites are done, then plan order. Then:
   from the step's (a `NOT_FOUND` on an invented id lands here).
 
 **Successful calls** are labelled only when they did harm or did not advance the plan:
-- a write outside the task's allowed set: `other` in a trap task, else aligned as above
+- a write outside the task's allowed set: `trap_write` in a trap task, else aligned as above
   (`wrong_tool` / `wrong_order` / `wrong_args`);
 - a write that matches no step closely enough: `wrong_args` (or `wrong_tool` without any step of
-  that tool, `other` when it repeats an earlier call or redoes a done step);
-- `finish` with the wrong status: `other`; with the right status before the plan's writes are
+  that tool, `wrong_order` when it repeats an earlier call or redoes a done step);
+- `finish` with the wrong status, or called again: `wrong_finish`; with the right status before
+  the plan's writes are
   done: `wrong_order` (unless each missing step was attempted and already labelled: one mistake
   is counted once).
 Reads that advance nothing are exploration, not failures: the gold plan is one solution, and
@@ -47,22 +58,43 @@ from typing import Any, Literal
 from calendar_gym.tasks.model import READ_TOOLS, Step, Task
 from calendar_gym.tasks.values import ANY, entity_value, matches, resolve
 
-__all__ = ["LABELS", "PUBLISHED_SPLIT", "Call", "Failure", "Label", "classify", "counts"]
+__all__ = [
+    "ALL_LABELS",
+    "EXTRA_LABELS",
+    "LABELS",
+    "PUBLISHED_SOURCE",
+    "PUBLISHED_SPLIT",
+    "Call",
+    "Failure",
+    "Label",
+    "classify",
+    "counts",
+]
 
-Label = Literal["wrong_tool", "wrong_args", "wrong_order", "other"]
+Label = Literal["wrong_tool", "wrong_args", "wrong_order", "other", "wrong_finish", "trap_write"]
 LABELS: tuple[Label, ...] = ("wrong_tool", "wrong_args", "wrong_order", "other")
+"""The published taxonomy's labels (shares are computed over these only)."""
+EXTRA_LABELS: tuple[Label, ...] = ("wrong_finish", "trap_write")
+"""Outcome failures that are not failed tool calls, reported beside the published split."""
+ALL_LABELS: tuple[Label, ...] = LABELS + EXTRA_LABELS
+PUBLISHED_SOURCE = (
+    'Turing and Hugging Face, "OpenEnv in Practice: Evaluating Tool-Using Agents in Real-World '
+    'Environments", Hugging Face blog, 12 Feb 2026, https://huggingface.co/blog/openenv-turing'
+)
+"""Where the published figures (~90 % vs ~40 % success; the 23/51/18/8 split) come from."""
 PUBLISHED_SPLIT: dict[str, float] = {
     "wrong_tool": 0.23,
     "wrong_args": 0.51,
     "wrong_order": 0.18,
     "other": 0.08,
 }
-"""The split of failed tool calls published for a calendar environment (see the spec)."""
+"""The split of failed tool calls published for the Calendar Gym (`PUBLISHED_SOURCE`)."""
 
 _EQUIVALENT = {"events_patch": "events_update", "events_update": "events_patch"}
 _IDENTITY = ("calendarId", "eventId", "ruleId", "id", "items", "setting", "destination")
 _UNMATCHED = ("sendUpdates", "sendNotifications")
 _OTHER_CODES = {"INTERNAL", "TIMEOUT"}
+_AUTH_CODES = {"INSUFFICIENT_SCOPE", "PERMISSION_DENIED", "UNAUTHENTICATED"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,9 +135,9 @@ class Failure:
 
 
 def counts(failures: Sequence[Failure]) -> dict[str, int]:
-    """Failures per label, every label present."""
+    """Failures per label, every label present (published ones first)."""
     found = Counter(f.label for f in failures)
-    return {label: found.get(label, 0) for label in LABELS}
+    return {label: found.get(label, 0) for label in ALL_LABELS}
 
 
 class _Plan:
@@ -206,7 +238,7 @@ class _Classifier:
             return self._errored(call, repeat)
         if call.outside:
             if self.task.is_trap:
-                return "other", "wrote in a trap task (the right outcome writes nothing)", None
+                return "trap_write", "wrote in a trap task (the right outcome writes nothing)", None
             return self._misaligned(call, "wrote outside the allowed set")
         if call.tool in READ_TOOLS:
             found = self.plan.best(call.tool, call.arguments)
@@ -214,7 +246,7 @@ class _Classifier:
                 self.plan.advance(found[0], call.result)
             return None
         if repeat:
-            return "other", "repeated an earlier write", None
+            return "wrong_order", "repeated an earlier write", None
         found = self.plan.best(call.tool, call.arguments)
         if found is not None and found[1] == 1.0:
             self.plan.advance(found[0], call.result)
@@ -225,11 +257,12 @@ class _Classifier:
         status = call.arguments.get("status")
         if call.error is not None:
             if repeat or self.finished:
-                return "other", "finish called again", "finish"
+                return "wrong_finish", "finish called again", "finish"
             return "wrong_args", f"finish rejected ({call.error})", "finish"
         self.finished = True
         if status != self.task.finish:
-            return "other", f"finish status {status!r}, expected {self.task.finish!r}", "finish"
+            why = f"finish status {status!r}, expected {self.task.finish!r}"
+            return "wrong_finish", why, "finish"
         missing = self.plan.missing(self.task.plan[-1])
         if missing and not set(missing) <= self.attempted:
             return "wrong_order", f"finished before steps {missing} were done", "finish"
@@ -242,27 +275,28 @@ class _Classifier:
             return "wrong_tool", f"unknown tool {call.tool!r}", None
         if code in _OTHER_CODES:
             return "other", f"{code.lower()} error", None
-        if repeat:
-            return "other", f"repeated a failed call ({code})", None
+        again = " (repeated)" if repeat else ""
         found = self.plan.best(call.tool, call.arguments)
         if found is None:
             if self.plan.candidates(call.tool, pending=False):
-                return "other", f"redid a step already done ({code})", None
-            return "wrong_tool", f"no step of the plan uses {call.tool} ({code})", None
+                return "wrong_order", f"redid a step already done ({code})", None
+            return "wrong_tool", f"no step of the plan uses {call.tool} ({code}){again}", None
         step, score, wrong = found
         if step.expect_error == code and score == 1.0:
             self.plan.advance(step, None)
             return None
         missing = self.plan.missing(step)
+        if code in _AUTH_CODES and score == 1.0 and not missing:
+            return "other", f"auth: {code} on step {step.id!r}{again}", step.id
         if score == 1.0 and missing:
             return "wrong_order", f"{code}: step {step.id!r} needs {missing} first", step.id
-        return "wrong_args", f"{code}: {_differs(wrong, step)}", step.id
+        return "wrong_args", f"{code}: {_differs(wrong, step)}{again}", step.id
 
     def _misaligned(self, call: Call, why: str) -> tuple[Label, str, str | None]:
         found = self.plan.best(call.tool, call.arguments)
         if found is None:
             if self.plan.candidates(call.tool, pending=False):
-                return "other", f"{why}: redid a step already done", None
+                return "wrong_order", f"{why}: redid a step already done", None
             return "wrong_tool", f"{why}: no step of the plan uses {call.tool}", None
         step, score, wrong = found
         missing = self.plan.missing(step)

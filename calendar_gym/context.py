@@ -7,11 +7,13 @@ mixin stays about one resource.
 from __future__ import annotations
 
 import base64
+import json
 from datetime import datetime
 from typing import Any, TypeVar
 
 from calendar_gym.acl import Access, require
 from calendar_gym.errors import ApiError
+from calendar_gym.eventdata import make_etag
 from calendar_gym.store import Store
 from calendar_gym.timeutil import parse_rfc3339
 
@@ -34,10 +36,18 @@ class CalendarContext:
     scopes: tuple[str, ...]
 
     def access(
-        self, calendar_id: str, needed: str, action: str, field: str = "calendarId"
+        self,
+        calendar_id: str,
+        needed: str,
+        action: str,
+        field: str = "calendarId",
+        *,
+        strict: bool = False,
     ) -> Access:
         """The calendar if the acting user has role `needed` (see `acl.require`)."""
-        return require(self.store, self.user, calendar_id, needed, action=action, field=field)
+        return require(
+            self.store, self.user, calendar_id, needed, action=action, field=field, strict=strict
+        )
 
     def user_tz(self, user: str | None = None) -> str:
         """A user's time zone setting (default: the acting user)."""
@@ -66,6 +76,20 @@ class CalendarContext:
     def instant(value: str | None) -> datetime | None:
         """An already-validated RFC 3339 argument as an aware datetime."""
         return parse_rfc3339(value) if value else None
+
+    def collection(
+        self, kind: str, items: list[dict[str, Any]], token: str | None, **extra: Any
+    ) -> dict[str, Any]:
+        """A v3 list response: `kind`, `etag` (of this page's content), `extra` fields, `items`,
+        and `nextPageToken`, or on the last page `nextSyncToken` (opaque; `syncToken` itself is
+        not supported, see docs "Fidelity")."""
+        etag = make_etag(kind, json.dumps(items, sort_keys=True, default=str))
+        out: dict[str, Any] = {"kind": kind, "etag": etag, **extra, "items": items}
+        if token:
+            out["nextPageToken"] = token
+        else:
+            out["nextSyncToken"] = base64.urlsafe_b64encode(f"s:{etag}".encode()).decode()
+        return out
 
     @staticmethod
     def page(

@@ -1,4 +1,4 @@
-"""The main job: serve Calendar Gym, run `oracle` and `naive` over the whole suite, report.
+"""The main job: serve Calendar Gym, run every reference agent over the whole suite, report.
 
     python -m calendar_gym.demo                 # or: just demo
     python -m calendar_gym.demo --limit 1       # one task per tier: a quick smoke run
@@ -6,8 +6,11 @@
 It starts a real `mcpgym serve calendar_gym:CalendarEnv` on 127.0.0.1 (port chosen by the OS),
 plays every task in both phrasings (explicit ids; natural language) with structured and plain
 errors through the evaluation runner over WebSocket sessions, at `--concurrency`, with a progress
-bar per agent. Then it prints the tables — success by tier x phrasing x error mode, the failure
-distribution beside the published 23/51/18/8 split — and writes the report: `report.md` and
+bar per agent. The agents go from the ceiling to the floor: `oracle`, `naive`, `first-match`,
+`random` and `null` with each finish status (`calendar_gym.agents.reference_agents`). Then it
+prints the tables (`calendar_gym.demo_report`; each fits 80 columns) — success by tier x
+phrasing x error mode, every agent's explicit and natural success, the failure distribution
+beside the published 23/51/18/8 split — and writes the report: `report.md` and
 `report.html` in `--out` (default `reports/calendar-demo/`), with each agent's own run
 (`episodes.jsonl`, `summary.json`, `report.*`) in a subfolder. The server is stopped (by its PID)
 however the run ends.
@@ -33,15 +36,19 @@ from typing import Any
 
 import httpx
 from rich.console import Console
-from rich.table import Table as RichTable
 
-from calendar_gym.agents import NaiveAgent, OracleAgent
-from calendar_gym.classify import LABELS, PUBLISHED_SPLIT
-from calendar_gym.report_section import failure_split, section, success_matrix
+from calendar_gym.agents import reference_agents
+from calendar_gym.demo_report import (
+    failure_table,
+    headline,
+    success_table,
+    tool_agents,
+    write_report,
+)
+from calendar_gym.report_section import section
 from calendar_gym.suite import ERROR_MODES, PHRASINGS, specs
-from calendar_gym.tasks.loader import LATEST, load_suite
-from mcpgym.harness.episodes import Agent, EpisodeRecord, EpisodeSpec
-from mcpgym.harness.report import Bars, ReportSection, Table, Text, render_html, render_markdown
+from calendar_gym.tasks.loader import LATEST, VERSIONS, load_suite
+from mcpgym.harness.episodes import Agent, EpisodeSpec
 from mcpgym.harness.runner import EvalResult, evaluate
 
 __all__ = ["ServerError", "main", "serve"]
@@ -156,113 +163,6 @@ async def _run_all(
     return results
 
 
-# -- tables ----------------------------------------------------------------------------------------
-
-
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{value:.0%}"
-
-
-def _success_table(name: str, records: Sequence[EpisodeRecord]) -> RichTable:
-    m = success_matrix(records)
-    table = RichTable(title=f"{name}: success by tier x phrasing/error mode")
-    table.add_column("tier")
-    for c in m["columns"]:
-        table.add_column(c.replace("/", "\n"), justify="right")
-    table.add_column("all", justify="right", style="bold")
-    for tier, cells in m["cells"].items():
-        table.add_row(tier, *(_pct(cells[c]) for c in m["columns"]), _pct(m["tiers"][tier]))
-    table.add_row(
-        "all", *(_pct(m["by_column"][c]) for c in m["columns"]), _pct(m["overall"]), style="bold"
-    )
-    return table
-
-
-def _failure_table(results: dict[str, EvalResult]) -> RichTable:
-    splits = {name: failure_split(r.records) for name, r in results.items()}
-    table = RichTable(title="Failure distribution of labelled calls (vs published)")
-    table.add_column("label")
-    for name in splits:
-        table.add_column(f"{name}\ncalls", justify="right")
-        table.add_column(f"{name}\nshare", justify="right")
-    table.add_column("published", justify="right", style="bold")
-    for label in LABELS:
-        cells = [
-            x
-            for s in splits.values()
-            for x in (str(s["counts"][label]), f"{s['shares'][label]:.0%}")
-        ]
-        table.add_row(label, *cells, f"{PUBLISHED_SPLIT[label]:.0%}")
-    return table
-
-
-def _headline(results: dict[str, EvalResult], seconds: dict[str, float]) -> RichTable:
-    table = RichTable(title="Calendar Gym demo")
-    for col in ("agent", "episodes", "success", "reward", "episode errors", "seconds"):
-        table.add_column(col, justify="left" if col == "agent" else "right")
-    for name, r in results.items():
-        s = r.summary
-        table.add_row(
-            name, str(s["episodes"]), _pct(s["success_rate"]), f"{s['reward']['mean']:.3f}",
-            str(s["errors"]), f"{seconds[name]:.1f}",
-        )  # fmt: skip
-    return table
-
-
-def _report(out: Path, url: str, results: dict[str, EvalResult]) -> Path:
-    sections: list[ReportSection] = [
-        ReportSection(
-            "About",
-            [
-                Text(
-                    f"Calendar Gym served at {url} (a real `mcpgym serve` subprocess); each agent "
-                    "played every selected task in both phrasings with structured and plain "
-                    "errors. `oracle` plays the gold plans; `naive` is the rule-based baseline "
-                    "(first name match, no offsets unless given, one retry from the error's "
-                    "example). Per-agent reports: "
-                    + ", ".join(f"{name}/report.html" for name in results)
-                    + "."
-                )
-            ],
-        )
-    ]
-    for name, r in results.items():
-        own = section(r.records, r.summary)
-        if own is not None:
-            sections.append(ReportSection(f"{name}", own.blocks, own.data))
-    splits = {name: failure_split(r.records)["shares"] for name, r in results.items()}
-    sections.append(
-        ReportSection(
-            "Failure distribution, all agents",
-            [
-                Bars(
-                    list(LABELS),
-                    {
-                        **{n: [s[label] for label in LABELS] for n, s in splits.items()},
-                        "published": [PUBLISHED_SPLIT[label] for label in LABELS],
-                    },
-                ),
-                Table(
-                    ["agent", "episodes", "success", "reward"],
-                    [
-                        [
-                            n,
-                            r.summary["episodes"],
-                            _pct(r.summary["success_rate"]),
-                            f"{r.summary['reward']['mean']:.3f}",
-                        ]
-                        for n, r in results.items()
-                    ],
-                ),
-            ],
-        )
-    )
-    title = "Calendar Gym benchmark: oracle and naive"
-    (out / "report.md").write_text(render_markdown(title, sections), encoding="utf-8")
-    (out / "report.html").write_text(render_html(title, sections), encoding="utf-8")
-    return out / "report.html"
-
-
 # -- command line ----------------------------------------------------------------------------------
 
 
@@ -279,7 +179,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--error-modes", nargs="+", default=list(ERROR_MODES),
                    choices=["structured", "google", "plain"])  # fmt: skip
     p.add_argument("--seed", type=int, default=0, help="reset seed of every episode")
-    p.add_argument("--suite", default=LATEST, help="task suite version")
+    p.add_argument("--suite", "--suite-version", dest="suite", default=LATEST, choices=VERSIONS,
+                   help=f"task suite version (default {LATEST})")  # fmt: skip
+    p.add_argument("--agents", nargs="+", metavar="NAME",
+                   help="only these agents (default: all; names as in the tables)")  # fmt: skip
     p.add_argument("--episode-timeout", type=float, default=60.0, metavar="SECONDS")
     p.add_argument("--in-process", action="store_true", help="no server: run the env in process")
     p.add_argument("--resume", action="store_true", help="keep episodes already in --out")
@@ -299,11 +202,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         console.print("[red]no task matches the selection[/red]")
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
-    agents: list[Agent] = [OracleAgent(), NaiveAgent()]
+    agents: list[Agent] = list(reference_agents())
+    if args.agents:
+        unknown = set(args.agents) - {a.name for a in agents}
+        if unknown:
+            console.print(f"[red]unknown agent(s) {sorted(unknown)}[/red]")
+            return 2
+        agents = [a for a in agents if a.name in args.agents]
     n_tasks = len({e.data["task"] for e in episodes})
     console.print(
-        f"Calendar Gym demo: {n_tasks} tasks x {len(args.phrasings)} phrasings x "
-        f"{len(args.error_modes)} error modes = {len(episodes)} episodes per agent."
+        f"Calendar Gym demo, suite v{args.suite}: {n_tasks} tasks x {len(args.phrasings)} "
+        f"phrasings x {len(args.error_modes)} error modes\n= {len(episodes)} episodes for each "
+        f"of {len(agents)} agents."
     )
     seconds: dict[str, float] = {}
     try:
@@ -318,11 +228,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ServerError as exc:
         console.print(f"[red]could not start the environment server:[/red] {exc}")
         return 2
-    for name, r in results.items():
-        console.print(_success_table(name, r.records))
-    console.print(_failure_table(results))
-    console.print(_headline(results, seconds))
-    report = _report(args.out, where, results)
+    for name in tool_agents(results):
+        console.print(success_table(name, results[name].records))
+    console.print(failure_table(results))
+    console.print(headline(results, seconds))
+    report = write_report(args.out, args.suite, results, seconds)
     console.print(f"report: {report}  (and {args.out / 'report.md'})")
     return _verdict(console, results)
 

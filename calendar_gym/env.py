@@ -27,6 +27,7 @@ from pydantic import Field
 
 from calendar_gym.acl import RANK, effective_role, resolve_calendar_id
 from calendar_gym.errors import ERROR_MODES, ApiError, CalendarUnknownTool, ErrorMode, render
+from calendar_gym.event_query import call_budget
 from calendar_gym.scopes import DEFAULT_SCOPES, missing_scope, normalise_scopes
 from calendar_gym.seed_world import DEFAULT_NOW, MAIN_USER, WORLD_VERSION
 from calendar_gym.shared import SHARED_WORLDS
@@ -297,7 +298,7 @@ class CalendarEnv(TaskPlay, MCPEnvironment, EventTools, CalendarTools, AclTools,
             kwargs = self._validated(spec, args)
             with store.lock:
                 before = store.conn.total_changes
-                with store.transaction():
+                with store.transaction(), call_budget():
                     value = getattr(self, spec.method)(**kwargs)
                 if store.conn.total_changes != before:
                     st.writes += 1

@@ -69,6 +69,8 @@ CODES: dict[str, CodeInfo] = {
     ),
     "FORBIDDEN_OPERATION": CodeInfo("forbidden", 403, False, "forbidden", "FAILED_PRECONDITION"),
     "CONFLICT": CodeInfo("conflict", 409, True, "duplicate", "ALREADY_EXISTS"),
+    # Ours, not Google's: a per-call budget on recurrence expansion (see event_query).
+    "RESULT_TOO_LARGE": CodeInfo("validation", 400, True, "badRequest", "INVALID_ARGUMENT"),
     "UNKNOWN_TOOL": CodeInfo("unknown_tool", 404, True, "notFound", "NOT_FOUND"),
     "INTERNAL": CodeInfo("internal", 500, False, "backendError", "INTERNAL"),
 }
@@ -229,6 +231,7 @@ _GOOGLE_DEFAULTS = {
     "INSUFFICIENT_SCOPE": "Request had insufficient authentication scopes.",
     "FORBIDDEN_OPERATION": "Forbidden",
     "CONFLICT": "The requested identifier already exists.",
+    "RESULT_TOO_LARGE": "Too many occurrences in the requested window.",
     "UNKNOWN_TOOL": "Method not found.",
     "INTERNAL": "Backend Error",
 }

@@ -16,19 +16,78 @@ Example:
 from __future__ import annotations
 
 import bisect
+import contextlib
+import contextvars
 import json
 import re
-from collections.abc import Iterable
-from datetime import date, datetime, timedelta
+from collections.abc import Iterator, Sequence
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from calendar_gym.errors import ApiError
 from calendar_gym.eventdata import event_bounds, instance_row, original_start_value
-from calendar_gym.recurrence import instance_suffix, occurrence_starts, split_instance_id
+from calendar_gym.recurrence import (
+    HORIZON,
+    MAX_INSTANCES,
+    instance_suffix,
+    occurrence_starts,
+    split_instance_id,
+)
 from calendar_gym.store import Store
 from calendar_gym.timeutil import parse_utc_text, zone
 
-__all__ = ["Window", "event_not_found", "expand", "find_event", "rows_in_window", "series_starts"]
+__all__ = [
+    "CALL_BUDGET",
+    "Window",
+    "call_budget",
+    "event_not_found",
+    "expand",
+    "find_event",
+    "rows_in_window",
+    "series_starts",
+]
+
+CALL_BUDGET = 6_000
+"""Occurrences one call may expand across every series, by `estimate` (a five-year weekly
+series is 261, a daily one 1,827).
+Google caps a page at 2,500 events; a call that needs more than this many occurrences is a
+window too wide for its series, and answering it would hold the server (30 FREQ=SECONDLY series
+over five years are 150,000 rows). It gets `RESULT_TOO_LARGE` instead."""
+
+_BUDGET: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar(
+    "calendar_call_budget", default=None
+)
+
+
+@contextlib.contextmanager
+def call_budget(limit: int = CALL_BUDGET) -> Iterator[None]:
+    """Give the tool call inside a fresh occurrence budget (`CalendarEnv` wraps every call)."""
+    token = _BUDGET.set([limit])
+    try:
+        yield
+    finally:
+        _BUDGET.reset(token)
+
+
+def _spend(n: int, tool_hint: str = "events_list") -> None:
+    left = _BUDGET.get()
+    if left is None:
+        return
+    left[0] -= n
+    if left[0] < 0:
+        raise ApiError(
+            "RESULT_TOO_LARGE",
+            f"This call would expand more than {CALL_BUDGET} occurrences of recurring events.",
+            field="timeMin",
+            expected=f"a time window holding at most {CALL_BUDGET} occurrences",
+            got="a wider window",
+            hint=(
+                "Narrow timeMin/timeMax (a shorter window), page with maxResults, or list the "
+                "series without singleEvents (one row per series)."
+            ),
+            example={"timeMin": "2026-03-09T00:00:00Z", "timeMax": "2026-03-16T00:00:00Z"},
+        )
+
 
 _ID_RE = re.compile(r"^[a-v0-9_]+[TZ0-9]*$")
 
@@ -56,9 +115,45 @@ def series_starts(master: dict[str, Any], cal_tz: str) -> tuple[datetime | date,
     return occurrence_starts(lines, local.isoformat(), tz, False)
 
 
+_PERIOD_S = {"SECONDLY": 1, "MINUTELY": 60, "HOURLY": 3600, "DAILY": 86_400,
+             "WEEKLY": 604_800, "MONTHLY": 2_419_200, "YEARLY": 31_536_000}  # fmt: skip
+
+
+def estimate(master: dict[str, Any], window: Window) -> int:
+    """An upper bound of the occurrences of `master` in `window`, from its rules alone (no
+    expansion: a FREQ=SECONDLY series costs the same to estimate as a weekly one)."""
+    if master["all_day"]:
+        first = datetime.combine(date.fromisoformat(master["start"]), time(), UTC)
+    else:
+        first = parse_utc_text(master["start"])
+    lo = max(first, window.lo) if window.lo is not None else first
+    hi = min(first + HORIZON, window.hi) if window.hi is not None else first + HORIZON
+    span = max(0.0, (hi - lo).total_seconds())
+    total = 0
+    for line in json.loads(master["recurrence"]):
+        upper = str(line).upper()
+        if upper.startswith("RDATE"):
+            total += upper.count(",") + 1
+        if not upper.startswith("RRULE"):
+            continue
+        parts = dict(p.split("=", 1) for p in upper.split(":", 1)[-1].split(";") if "=" in p)
+        interval = int(parts.get("INTERVAL", "1")) if parts.get("INTERVAL", "1").isdigit() else 1
+        period = _PERIOD_S.get(parts.get("FREQ", ""), 86_400) * max(1, interval)
+        spread = 1
+        for key, value in parts.items():
+            if key.startswith("BY"):
+                spread *= value.count(",") + 1  # an upper bound: BY parts may also filter
+        n = span / period * spread + spread
+        count = parts.get("COUNT", "")
+        if count.isdigit():
+            n = min(n, int(count))
+        total += int(min(n, MAX_INSTANCES))
+    return total
+
+
 def _candidates(
     starts: tuple[datetime | date, ...], master: dict[str, Any], window: Window, cal_tz: str
-) -> Iterable[datetime | date]:
+) -> Sequence[datetime | date]:
     if not starts:
         return ()
     lo_i, hi_i = 0, len(starts)
@@ -80,9 +175,16 @@ def _candidates(
 
 
 def expand(
-    store: Store, master: dict[str, Any], cal_tz: str, window: Window, show_deleted: bool
+    store: Store,
+    master: dict[str, Any],
+    cal_tz: str,
+    window: Window,
+    show_deleted: bool,
+    *,
+    charge: bool = True,
 ) -> list[dict[str, Any]]:
-    """The occurrences of `master` meeting `window`, exceptions applied."""
+    """The occurrences of `master` meeting `window`, exceptions applied (charged to the call's
+    budget unless the caller already did, `charge=False`)."""
     exceptions = {
         r["original_start"]: dict(r)
         for r in store.all(
@@ -92,6 +194,8 @@ def expand(
     }
     out: list[dict[str, Any]] = []
     cancelled_master = master["status"] == "cancelled"
+    if charge:
+        _spend(estimate(master, window))  # before expanding: refusing must be cheap
     for original in _candidates(series_starts(master, cal_tz), master, window, cal_tz):
         key = original_start_value(original)
         if key in exceptions:
@@ -130,14 +234,18 @@ def rows_in_window(
             sql += " AND start <= ?"
             params.append((window.hi + timedelta(days=2)).strftime("%Y-%m-%d"))
         sql += "))"
-    for stored in store.all(sql, params):
+    found = store.all(sql, params)
+    # Charge every series before expanding any, so an over-budget call is refused at once.
+    expands = single_events or window.lo is not None or window.hi is not None
+    _spend(sum(estimate(dict(r), window) for r in found if r["recurrence"] and expands))
+    for stored in found:
         row = dict(stored)
         if row["recurrence"]:
             if single_events:
-                out += expand(store, row, cal_tz, window, show_deleted)
+                out += expand(store, row, cal_tz, window, show_deleted, charge=False)
             elif show_deleted or row["status"] != "cancelled":
                 unbounded = window.lo is None and window.hi is None
-                if unbounded or expand(store, row, cal_tz, window, show_deleted):
+                if unbounded or expand(store, row, cal_tz, window, show_deleted, charge=False):
                     out.append(row)
             continue
         if row["recurring_event_id"] and single_events:

@@ -212,7 +212,10 @@ def _event_datetime(value: dict[str, Any], path: str, ctx: FormatContext) -> lis
                 field=field,
                 expected=f"a local time that exists in {hint_tz}",
                 got=text,
-                hint="Pick a time outside the skipped hour, or give an explicit UTC offset.",
+                hint=(
+                    "This wall-clock time never occurs on that day: the clocks skip an hour. "
+                    "Which existing time is meant is for the requester to say."
+                ),
             )
         )
         return problems

@@ -8,6 +8,9 @@ that every task has:
   pattern (a trap task allows none);
 - **finish status** — `finish` was called with the expected status.
 
+- **evidence** (suite v2 traps) — the calls that show the agent found out why the task cannot
+  be done as asked (`Task.required_evidence`): a blind `finish` passes no trap.
+
 `success` = every assertion holds. `fraction` = the share that hold. The reward (`score`) is the
 fraction, but only when the episode made progress — at least one *goal* assertion holds that did
 not hold on the seed (for a trap: the right finish status) — so an agent that does nothing, or
@@ -39,6 +42,7 @@ from pydantic import BaseModel, Field
 from calendar_gym.classify import Call
 from calendar_gym.tasks.model import (
     CountAssertion,
+    Evidence,
     ExistsAssertion,
     FieldAssertion,
     Task,
@@ -230,6 +234,61 @@ def check_assertions(
     return out
 
 
+# -- evidence --------------------------------------------------------------------------------------
+
+
+def _candidates(result: Any) -> list[tuple[str, str]]:
+    """(id, name) of every candidate a lookup result lists (people, groups, events, calendars)."""
+    if not isinstance(result, Mapping):
+        return []
+    out = []
+    for key in ("users", "groups", "items"):
+        for item in result.get(key) or []:
+            if isinstance(item, Mapping):
+                ident = str(item.get("email") or item.get("id") or "")
+                name = str(item.get("name") or item.get("summaryOverride") or "")
+                out.append((ident, f"{name} {item.get('summary') or ''}".strip()))
+    return out
+
+
+def evidence_holds(task: Task, rule: Evidence, calls: Sequence[Call]) -> bool:
+    """Whether `calls` contain what `rule` asks for (see `Evidence`)."""
+    found: set[str] = set()
+    expected = resolve(rule.args, _entity(task))
+    for call in calls:
+        if call.tool not in rule.tools:
+            continue
+        if not all(matches(v, call.arguments.get(k), user=task.user) for k, v in expected.items()):
+            continue
+        if rule.error is not None:
+            if call.error == rule.error:
+                return True
+            continue
+        if rule.min_found <= 0:
+            return True  # it was looked for (a NOT_FOUND is an answer too)
+        if call.error is not None:
+            continue
+        named = (rule.named or "").casefold()
+        found |= {i for i, n in _candidates(call.result) if named in n.casefold()}
+        if len(found) >= rule.min_found:
+            return True
+    return False
+
+
+def check_evidence(task: Task, calls: Sequence[Call]) -> list[AssertionResult]:
+    """One assertion per evidence rule the task requires (none for suite v1 or non-traps)."""
+    return [
+        AssertionResult(
+            name=f"evidence: {rule.name or ', '.join(rule.tools)}",
+            type="evidence",
+            goal=False,
+            holds=(ok := evidence_holds(task, rule, calls)),
+            detail="found" if ok else "no such call",
+        )
+        for rule in task.required_evidence()
+    ]
+
+
 # -- calls -----------------------------------------------------------------------------------------
 
 
@@ -287,9 +346,12 @@ def grade(
     `held_on_seed`, if already known)."""
     changes = diff(seed, final)
     results = check_assertions(task, seed, final, finish_status, changes=changes, before=before)
+    results += check_evidence(task, calls)
     success = all(r.holds for r in results)
     fraction = sum(r.holds for r in results) / len(results)
-    progress = any(r.goal and r.holds and not r.held_before for r in results)
+    # A trap's right status counts as progress only with its evidence: no credit for guessing.
+    evidenced = all(r.holds for r in results if r.type == "evidence")
+    progress = evidenced and any(r.goal and r.holds and not r.held_before for r in results)
     return Grade(
         task=task.id,
         success=success,

@@ -32,6 +32,7 @@ from calendar_gym.colors import CALENDAR_COLORS, calendar_color_for
 from calendar_gym.errors import ApiError
 from calendar_gym.eventdata import make_etag, original_start_value, times_from_body
 from calendar_gym.timeutil import is_valid_zone, parse_event_datetime, parse_rfc3339
+from calendar_gym.world_ids import event_id
 
 __all__ = ["SECTIONS", "LoadError", "default_settings", "load"]
 
@@ -139,7 +140,8 @@ class _Loader:
                 f"{where}: scope {scope!r} must be default, user:X, group:X or domain:X"
             )
         role = _need(row, "role", where)
-        if role not in ("none", "freeBusyReader", "reader", "writer", "owner"):
+        if role not in ("none", "freeBusyReader", "reader", "writerWithoutPrivateAccess", "writer",
+                        "owner"):  # fmt: skip
             raise LoadError(f"{where}: unknown role {role!r}")
         rule_id = scope if kind != "default" else "default"
         self.x(
@@ -180,8 +182,6 @@ class _Loader:
         tz = row.get("time_zone") or cal[0]
         eid = row.get("id") or make_etag("patch-event", index, row.get("summary"))[1:-1][:10]
         if row.get("recurring_event"):
-            from calendar_gym.seed_world import event_id
-
             master = event_id(row["recurring_event"])
         else:
             master = row.get("recurring_event_id")

@@ -139,8 +139,10 @@ class FreeBusyItem(ApiModel):
     id: str = Field(description="A calendar id, 'primary', a user's email or a group's email.")
 
 
-RoleName = Literal["freeBusyReader", "reader", "writer", "owner"]
-AclRole = Literal["none", "freeBusyReader", "reader", "writer", "owner"]
+RoleName = Literal["freeBusyReader", "reader", "writerWithoutPrivateAccess", "writer", "owner"]
+AclRole = Literal[
+    "none", "freeBusyReader", "reader", "writerWithoutPrivateAccess", "writer", "owner"
+]
 
 CalendarId = Annotated[
     str,
@@ -165,6 +167,13 @@ PageToken = Annotated[str | None, Field(description="nextPageToken of the previo
 SendUpdates = Annotated[
     Literal["all", "externalOnly", "none"] | None,
     Field(description="Who gets notified (recorded only; no mail is sent)."),
+]
+SendNotifications = Annotated[
+    bool | None,
+    Field(description="Deprecated in v3 in favour of sendUpdates; accepted, no mail is sent."),
+]
+EventTypeName = Literal[
+    "birthday", "default", "focusTime", "fromGmail", "outOfOffice", "workingLocation"
 ]
 
 

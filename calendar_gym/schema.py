@@ -64,7 +64,8 @@ CREATE TABLE acl (
     rule_id TEXT NOT NULL,
     scope_type TEXT NOT NULL CHECK (scope_type IN ('default', 'user', 'group', 'domain')),
     scope_value TEXT NOT NULL DEFAULT '',
-    role TEXT NOT NULL CHECK (role IN ('none', 'freeBusyReader', 'reader', 'writer', 'owner')),
+    role TEXT NOT NULL CHECK (role IN ('none', 'freeBusyReader', 'reader',
+        'writerWithoutPrivateAccess', 'writer', 'owner')),
     etag TEXT NOT NULL,
     PRIMARY KEY (calendar_id, rule_id)
 );

@@ -110,11 +110,12 @@ def missing_scope(tool: str, granted: tuple[str, ...]) -> ApiError | None:
         expected=list(accepted),
         got=list(granted),
         hint=(
-            "The token is read-only for this kind of change; no argument will fix it. "
-            "If the task needs this change, finish with status 'cannot_complete' and say why."
+            "The token is read-only for this kind of change; no argument will fix it. Only a "
+            "new token granted one of the required scopes (by the user who authorised this "
+            "session) allows it."
             if writes
-            else "This token cannot read this resource; use a tool your scopes allow, or finish "
-            "with status 'cannot_complete'."
+            else "This token cannot read this resource; tools your scopes allow still work, and "
+            "a token with one of the required scopes would allow this one."
         ),
         required_scopes=list(accepted),
         granted_scopes=list(granted),

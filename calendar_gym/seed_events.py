@@ -15,9 +15,9 @@ import random
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from calendar_gym.seed_world import CALENDAR_IDS, EVENT_IDS, WORLD_VERSION, event_id
+from calendar_gym.world_ids import WORLD_VERSION, calendar_id, event_id
 
-__all__ = ["seed_events"]
+__all__ = ["EVENT_IDS", "seed_events"]
 
 A, B, C = "alice@acme.test", "bob@acme.test", "carol@acme.test"
 AK, D = "alex.kim@acme.test", "dana@acme.test"
@@ -26,7 +26,7 @@ WEEKLY = "RRULE:FREQ=WEEKLY;BYDAY="
 
 
 def _c(key: str) -> str:
-    return CALENDAR_IDS.get(key, key)
+    return key if "@" in key else calendar_id(key)
 
 
 def _ev(key: str, cal: str, summary: str, start: str, end: str, **extra: Any) -> dict[str, Any]:
@@ -222,7 +222,8 @@ def _filler() -> list[dict[str, Any]]:
     return out
 
 
-EVENT_IDS.update({e["key"]: event_id(e["key"]) for e in _NAMED})
+EVENT_IDS: dict[str, str] = {e["key"]: event_id(e["key"]) for e in _NAMED}
+"""Stable ids of the named seed events, by key (re-exported by `seed_world`)."""
 
 
 def seed_events() -> list[dict[str, Any]]:

@@ -22,8 +22,10 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
+
+from calendar_gym.seed_events import EVENT_IDS, seed_events
+from calendar_gym.world_ids import WORLD_VERSION, calendar_id, event_id
 
 __all__ = [
     "CALENDAR_IDS",
@@ -36,21 +38,8 @@ __all__ = [
     "world_data",
 ]
 
-WORLD_VERSION = "1"
 MAIN_USER = "alice@acme.test"
 DEFAULT_NOW = "2026-03-04T09:00:00-05:00"  # a Wednesday, four days before US DST starts
-
-
-def calendar_id(key: str) -> str:
-    """The stable id of seed calendar `key` (Google-style secondary calendar id)."""
-    digest = hashlib.sha256(f"calendar-gym/{WORLD_VERSION}/calendar/{key}".encode()).hexdigest()
-    return f"c_{digest[:24]}@group.calendar.google.com"
-
-
-def event_id(key: str) -> str:
-    """The stable id of seed event `key` (base32hex, as Google requires)."""
-    digest = hashlib.sha256(f"calendar-gym/{WORLD_VERSION}/event/{key}".encode()).hexdigest()
-    return digest[:26]
 
 
 USERS: list[dict[str, Any]] = [
@@ -304,7 +293,6 @@ _OVERRIDES: dict[tuple[str, str], dict[str, Any]] = {
 }
 
 CALENDAR_IDS: dict[str, str] = {key: calendar_id(key) for key, *_ in _SECONDARY}
-EVENT_IDS: dict[str, str] = {}  # filled by seed_events
 
 
 def _calendars() -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
@@ -341,8 +329,6 @@ def _calendars() -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[
 
 def world_data() -> dict[str, list[dict[str, Any]]]:
     """The whole seed world in the loader's format (a fresh copy each call)."""
-    from calendar_gym.seed_events import seed_events
-
     calendars, acl, lists = _calendars()
     return {
         "users": [dict(u) for u in USERS],

@@ -16,6 +16,7 @@ Example:
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import hashlib
 import json
@@ -53,6 +54,37 @@ def _template(version: str) -> sqlite3.Connection:
         return conn
 
 
+_PATCHED: collections.OrderedDict[tuple[str, str, str], sqlite3.Connection] = (
+    collections.OrderedDict()
+)
+_PATCHED_MAX = 256  # distinct (version, now, patch) templates kept; a suite has ~50
+
+
+def _patched(version: str, now: str, seed_patch: Mapping[str, Any]) -> sqlite3.Connection:
+    """The world `version` with `seed_patch` applied, built once per (version, now, patch) and
+    kept (least recently used first out), so a reset costs one backup whatever the patch size.
+    The seed does not enter: a patch's rows do not depend on it."""
+    digest = hashlib.sha256(json.dumps(seed_patch, sort_keys=True, default=str).encode())
+    key = (version, now, digest.hexdigest())
+    with _LOCK:
+        conn = _PATCHED.get(key)
+        if conn is not None:
+            _PATCHED.move_to_end(key)
+            return conn
+    base = _template(version)
+    conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+    with _LOCK:
+        base.backup(conn)
+    conn.execute("BEGIN")
+    load(conn, seed_patch, stamp=parse_rfc3339(now).strftime("%Y-%m-%dT%H:%M:%S.000Z"))
+    conn.execute("COMMIT")
+    with _LOCK:
+        _PATCHED[key] = conn
+        while len(_PATCHED) > _PATCHED_MAX:
+            _PATCHED.popitem(last=False)[1].close()
+    return conn
+
+
 def state_hash(dump: str) -> str:
     """The SHA-256 of a canonical dump (what "same seed, same state" compares)."""
     return hashlib.sha256(dump.encode()).hexdigest()
@@ -80,8 +112,9 @@ class Store:
         seed_patch: Mapping[str, Any] | None = None,
         version: str = WORLD_VERSION,
     ) -> Store:
-        """A fresh database: the world `version` plus `seed_patch`, with a frozen `now`."""
-        template = _template(version)
+        """A fresh database: the world `version` plus `seed_patch`, with a frozen `now` (copied
+        from a template built once per version, or per version, `now` and patch)."""
+        template = _patched(version, now, seed_patch) if seed_patch else _template(version)
         conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
         with _LOCK:
             template.backup(conn)
@@ -90,8 +123,6 @@ class Store:
             "INSERT INTO meta VALUES (?, ?)",
             [("seed", str(seed)), ("counter", "0"), ("now", now)],
         )
-        if seed_patch:
-            load(conn, seed_patch, stamp=parse_rfc3339(now).strftime("%Y-%m-%dT%H:%M:%S.000Z"))
         conn.execute("COMMIT")
         return cls(conn)
 

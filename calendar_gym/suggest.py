@@ -70,7 +70,6 @@ _FIELD_SYNONYMS: dict[str, tuple[str, ...]] = {
     "to_calendar": ("destination",),
     "rule": ("ruleId",),
     "notify": ("sendUpdates",),
-    "sendnotifications": ("sendUpdates",),
     "privacy": ("visibility",),
     "private": ("visibility",),
     "busy": ("transparency", "opaque"),

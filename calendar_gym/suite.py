@@ -90,10 +90,15 @@ def specs(
                 out.append(
                     EpisodeSpec(
                         id=f"{task.id}/{phrasing}/{mode}",
-                        reset={"seed": seed, "task": task.id, "error_mode": mode},
+                        reset={"seed": seed, "task": task.id, "suite": version, "error_mode": mode},
                         prompt=prompt(task, phrasing),
                         max_steps=task.max_steps,
-                        tags={"tier": task.tier, "phrasing": phrasing, "error_mode": mode},
+                        tags={
+                            "tier": task.tier,
+                            "phrasing": phrasing,
+                            "error_mode": mode,
+                            "suite": version,
+                        },
                         data={"task": task.id, "suite": version, "phrasing": phrasing},
                     )
                 )
@@ -109,13 +114,15 @@ def parse_spec_id(spec_id: str) -> tuple[str, str, str]:
     return task, phrasing, mode
 
 
-def regrade(record: EpisodeRecord, version: str = LATEST) -> dict[str, Any]:
+def regrade(record: EpisodeRecord, version: str | None = None) -> dict[str, Any]:
     """The final metadata (`success`, `grade`, `failures`, ...) of `record`'s episode, recomputed
-    by replaying its calls (see the module docstring)."""
+    by replaying its calls (see the module docstring); the suite version comes from the record's
+    `suite` tag unless given."""
+    version = version or record.tags.get("suite") or LATEST
     task_id, _, mode = parse_spec_id(record.spec_id)
     env = CalendarEnv()
     try:
-        env.reset(seed=record.seed or 0, task=task_id, suite=version, error_mode=mode)
+        env.reset(seed=record.seed or 0, task=task_id, suite=str(version), error_mode=mode)
         obs = None
         for c in record.calls:
             obs = env.step(CallToolAction(tool_name=c.tool, arguments=c.arguments))

@@ -95,22 +95,20 @@ class AclTools(CalendarContext):
         pageToken: PageToken = None,
         showDeleted: bool = False,
     ) -> dict[str, Any]:
-        """List a calendar's sharing rules (needs owner)."""
-        access = self.access(calendarId, "owner", "see its sharing rules")
+        """List a calendar's sharing rules (needs writer: Google gives writers read access to
+        the ACL)."""
+        access = self.access(calendarId, "writer", "see its sharing rules", strict=True)
         rows = self.store.all(
             "SELECT * FROM acl WHERE calendar_id = ? ORDER BY rule_id", (access.id,)
         )
         items = [self._rule(r) for r in rows if showDeleted or r["role"] != "none"]
         page, token = self.page(items, maxResults, pageToken, default=100)
-        out: dict[str, Any] = {"kind": "calendar#acl", "items": page}
-        if token:
-            out["nextPageToken"] = token
-        return out
+        return self.collection("calendar#acl", page, token)
 
     @tool(annotations={"readOnlyHint": True})
     def acl_get(self, calendarId: CalendarId, ruleId: RuleId) -> dict[str, Any]:
-        """Get one sharing rule (needs owner)."""
-        access = self.access(calendarId, "owner", "see its sharing rules")
+        """Get one sharing rule (needs writer)."""
+        access = self.access(calendarId, "writer", "see its sharing rules", strict=True)
         return self._rule(self._find_rule(access, ruleId))
 
     @tool

@@ -29,7 +29,9 @@ CalendarColor = Literal[
     "13", "14", "15", "16", "17", "18", "19", "20", "21", "22", "23", "24",
 ] | None  # fmt: skip
 HexColor = Annotated[str | None, Field(json_schema_extra={"x-format": "hex-color"})]
-MinRole = Literal["freeBusyReader", "reader", "writer", "owner"] | None
+MinRole = (
+    Literal["freeBusyReader", "reader", "writerWithoutPrivateAccess", "writer", "owner"] | None
+)
 
 
 class CalendarTools(CalendarContext):
@@ -118,10 +120,7 @@ class CalendarTools(CalendarContext):
             )
         )
         page, token = self.page(items, maxResults, pageToken, default=100)
-        out: dict[str, Any] = {"kind": "calendar#calendarList", "items": page}
-        if token:
-            out["nextPageToken"] = token
-        return out
+        return self.collection("calendar#calendarList", page, token)
 
     @tool(annotations={"readOnlyHint": True})
     def calendarList_get(self, calendarId: CalendarId) -> dict[str, Any]:

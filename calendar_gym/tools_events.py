@@ -24,6 +24,7 @@ from calendar_gym.models import (
     End,
     EventColor,
     EventId,
+    EventTypeName,
     ExtendedProperties,
     Location,
     MaxResults,
@@ -33,6 +34,7 @@ from calendar_gym.models import (
     PageToken,
     Recurrence,
     Reminders,
+    SendNotifications,
     SendUpdates,
     Start,
     Status,
@@ -42,6 +44,7 @@ from calendar_gym.models import (
     Transparency,
     Visibility,
 )
+from calendar_gym.timeutil import format_utc_z
 from mcpgym import tool
 
 __all__ = ["EventTools"]
@@ -72,7 +75,7 @@ class EventTools(CalendarContext):
             user=self.user,
             names=self.names(),
             tz_override=tz,
-            busy_only=row["visibility"] in PRIVATE_VISIBILITIES and not access.is_owner,
+            busy_only=row["visibility"] in PRIVATE_VISIBILITIES and not access.sees_private,
         )
 
     def _window(self, time_min: str | None, time_max: str | None) -> Window:
@@ -96,18 +99,18 @@ class EventTools(CalendarContext):
             "SELECT summary_override FROM calendar_list WHERE user_email = ? AND calendar_id = ?",
             (self.user, access.id),
         )
-        out: dict[str, Any] = {
-            "kind": "calendar#events",
-            "summary": (entry and entry["summary_override"]) or access.calendar["summary"],
-            "description": access.calendar["description"],
-            "timeZone": tz or access.time_zone,
-            "accessRole": access.role,
-            "defaultReminders": [],
-            "items": items,
-        }
-        if token:
-            out["nextPageToken"] = token
-        return out
+        stamps = [str(i["updated"]) for i in items if i.get("updated")]
+        return self.collection(
+            "calendar#events",
+            items,
+            token,
+            summary=(entry and entry["summary_override"]) or access.calendar["summary"],
+            description=access.calendar["description"],
+            updated=max(stamps) if stamps else format_utc_z(self.store.now),
+            timeZone=tz or access.time_zone,
+            accessRole=access.role,
+            defaultReminders=[],
+        )
 
     @tool(annotations={"readOnlyHint": True})
     def events_list(
@@ -129,6 +132,10 @@ class EventTools(CalendarContext):
         timeZone: TimeZoneName = None,
         iCalUID: str | None = None,
         updatedMin: TimeBound = None,
+        eventTypes: Annotated[
+            list[EventTypeName] | None,
+            Field(description="Only these event types (every event here is 'default')."),
+        ] = None,
     ) -> dict[str, Any]:
         """List events of a calendar (needs reader; private events show as busy to non-owners).
 
@@ -155,13 +162,15 @@ class EventTools(CalendarContext):
             single_events=singleEvents,
             show_deleted=showDeleted,
         )
-        owner = access.is_owner
+        owner = access.sees_private
         if q:
             words = q.lower().split()
             rows = [r for r in rows if (owner or r["visibility"] not in PRIVATE_VISIBILITIES)
                     and all(w in _text(r) for w in words)]  # fmt: skip
         if iCalUID:
             rows = [r for r in rows if r["ical_uid"] == iCalUID]
+        if eventTypes is not None and "default" not in eventTypes:
+            rows = []  # only default events exist here (typed events are out of scope)
         since = self.instant(updatedMin)
         if since is not None:
             rows = [r for r in rows if r["updated"] >= since.strftime("%Y-%m-%dT%H:%M:%S")]
@@ -246,6 +255,7 @@ class EventTools(CalendarContext):
         guestsCanInviteOthers: bool | None = None,
         guestsCanSeeOtherGuests: bool | None = None,
         sendUpdates: SendUpdates = None,
+        sendNotifications: SendNotifications = None,
     ) -> dict[str, Any]:
         """Create an event (needs writer on the calendar).
 
@@ -286,6 +296,7 @@ class EventTools(CalendarContext):
         guestsCanInviteOthers: bool | None = None,
         guestsCanSeeOtherGuests: bool | None = None,
         sendUpdates: SendUpdates = None,
+        sendNotifications: SendNotifications = None,
     ) -> dict[str, Any]:
         """Change some fields of an event (needs writer); omitted fields stay as they are.
 
@@ -326,6 +337,7 @@ class EventTools(CalendarContext):
         guestsCanInviteOthers: bool | None = None,
         guestsCanSeeOtherGuests: bool | None = None,
         sendUpdates: SendUpdates = None,
+        sendNotifications: SendNotifications = None,
     ) -> dict[str, Any]:
         """Replace an event (needs writer): fields you omit are reset to their defaults."""
         access = self.access(calendarId, "writer", "change its events")
@@ -343,7 +355,11 @@ class EventTools(CalendarContext):
 
     @tool
     def events_delete(
-        self, calendarId: CalendarId, eventId: EventId, sendUpdates: SendUpdates = None
+        self,
+        calendarId: CalendarId,
+        eventId: EventId,
+        sendUpdates: SendUpdates = None,
+        sendNotifications: SendNotifications = None,
     ) -> dict[str, Any]:
         """Delete an event (needs writer): it becomes status 'cancelled'.
 
@@ -361,6 +377,7 @@ class EventTools(CalendarContext):
         eventId: EventId,
         destination: Annotated[str, Field(description="The calendar id to move it to.")],
         sendUpdates: SendUpdates = None,
+        sendNotifications: SendNotifications = None,
     ) -> dict[str, Any]:
         """Move an event to another calendar (needs writer on both calendars)."""
         source = self.access(calendarId, "writer", "move events off it")

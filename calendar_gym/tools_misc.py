@@ -172,10 +172,7 @@ class MiscTools(CalendarContext):
         """Your calendar settings: timezone, locale, weekStart, ... and `now` (the current time)."""
         items = [self._setting(k, v) for k, v in self._settings().items()]
         page, token = self.page(items, maxResults, pageToken)
-        out: dict[str, Any] = {"kind": "calendar#settings", "items": page}
-        if token:
-            out["nextPageToken"] = token
-        return out
+        return self.collection("calendar#settings", page, token)
 
     @tool(annotations={"readOnlyHint": True})
     def settings_get(

@@ -1,7 +1,9 @@
 """The live progress line of an evaluation: done/total, errors, success, mean reward, ETA.
 
 `RichProgress` draws it with rich on stderr, redrawn in place on a terminal (elsewhere, e.g. in
-CI logs, rich prints the final line once); `NullProgress` is the quiet mode.
+CI logs, rich prints the final line once); `NullProgress` is the quiet mode. On a console
+narrower than 120 columns the line is the compact one (a short bar, `ok`/`r` figures, no ETA),
+which fits 80 columns without truncation.
 
 Example:
     >>> p = NullProgress()
@@ -13,7 +15,7 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from rich.console import Console
 from rich.progress import (
@@ -25,6 +27,7 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.table import Column
 
 __all__ = ["NullProgress", "ProgressReporter", "ProgressStats", "RichProgress"]
 
@@ -40,6 +43,11 @@ class ProgressStats:
     reward_sum: float = 0.0
     played: int = 0
     """Episodes played by this invocation (the rest were resumed from disk)."""
+
+    def short(self) -> str:
+        """`err 0 ok 87% r 0.91`: `line()` for narrow consoles."""
+        n = max(1, self.done)
+        return f"err {self.errors} ok {self.successes / n:.0%} r {self.reward_sum / n:.2f}"
 
     def line(self) -> str:
         """`errors 0 · success 87% · reward 0.912` (over the episodes played so far)."""
@@ -81,19 +89,30 @@ class RichProgress:
         self.console = console or Console(stderr=True)
         self._progress: Progress | None = None
         self._task: TaskID | None = None
+        self._compact = False
 
     def start(self, total: int, done: int) -> None:
-        self._progress = Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[stats]}"),
-            TimeElapsedColumn(),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
-            console=self.console,
-            transient=False,
-        )
+        self._compact = self.console.width < 120
+        if self._compact:  # 80 columns: description ≤ 24, bar 10, M/N, ~24 of figures, elapsed
+            columns: tuple[Any, ...] = (
+                TextColumn("[bold]{task.description}", table_column=Column(width=24, no_wrap=True)),
+                BarColumn(bar_width=10),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[stats]}"),
+                TimeElapsedColumn(),
+            )
+            self.description = _clip(self.description, 24)
+        else:
+            columns = (
+                TextColumn("[bold]{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[stats]}"),
+                TimeElapsedColumn(),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+            )
+        self._progress = Progress(*columns, console=self.console, transient=False)
         self._task = self._progress.add_task(
             self.description, total=total, completed=done, stats=""
         )
@@ -101,9 +120,15 @@ class RichProgress:
 
     def advance(self, stats: ProgressStats) -> None:
         if self._progress is not None and self._task is not None:
-            self._progress.update(self._task, completed=stats.done, stats=stats.line())
+            text = stats.short() if self._compact else stats.line()
+            self._progress.update(self._task, completed=stats.done, stats=text)
 
     def stop(self) -> None:
         if self._progress is not None:
             self._progress.stop()
             self._progress = None
+
+
+def _clip(text: str, width: int) -> str:
+    """`text` cut to `width` characters without an ellipsis (the name's start says enough)."""
+    return text if len(text) <= width else text[:width]

@@ -22,13 +22,14 @@ Example:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 from typing import Any
 
 from mcpgym.harness.episodes import EpisodeRecord
-from mcpgym.harness.svg import bar_chart
+from mcpgym.harness.svg import PALETTE, bar_chart
 
 __all__ = [
     "Bars",
@@ -44,7 +45,8 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class Text:
-    """A paragraph of plain text (Markdown renders it as is; HTML escapes it)."""
+    """A paragraph of text with inline Markdown: `code` and [links](url). Markdown renders it as
+    is; HTML escapes it and renders those two (nothing else)."""
 
     text: str
 
@@ -166,12 +168,36 @@ def _html_cell(value: Any) -> str:
     return (
         f'<td class="num">{escape(str(value))}</td>'
         if numeric
-        else f"<td>{escape(str(value))}</td>"
+        else f"<td>{_inline(str(value))}</td>"
     )
+
+
+_CODE = re.compile(r"`([^`]+)`")
+_LINK = re.compile(r"\[([^\]]+)\]\(((?:https?://|\.{0,2}/)?[\w./#?=&%~+-]+)\)")
+
+
+def _inline(text: str) -> str:
+    """Escaped `text` with `code` and [text](url) rendered (relative or http(s) urls only)."""
+    html = escape(text, quote=False)
+    html = _CODE.sub(lambda m: f"<code>{m.group(1)}</code>", html)
+    return _LINK.sub(lambda m: f'<a href="{escape(m.group(2))}">{m.group(1)}</a>', html)
+
+
+def _colours(sections: Sequence[ReportSection | None]) -> dict[str, str]:
+    """One colour per series name for the whole report, in order of first appearance, so a
+    colour means the same thing in every chart."""
+    out: dict[str, str] = {}
+    for section in sections:
+        for block in section.blocks if section is not None else ():
+            if isinstance(block, Bars):
+                for name in block.series:
+                    out.setdefault(name, PALETTE[len(out) % len(PALETTE)])
+    return out
 
 
 def render_html(title: str, sections: Sequence[ReportSection | None]) -> str:
     """The report as one self-contained HTML page (inline CSS and SVG, no scripts)."""
+    colours = _colours(sections)
     out = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -185,7 +211,7 @@ def render_html(title: str, sections: Sequence[ReportSection | None]) -> str:
         out.append(f"<h{level}>{escape(section.title)}</h{level}>")
         for block in section.blocks:
             if isinstance(block, Text):
-                out += [f"<p>{escape(p)}</p>" for p in block.text.split("\n\n") if p.strip()]
+                out += [f"<p>{_inline(p)}</p>" for p in block.text.split("\n\n") if p.strip()]
             elif isinstance(block, Table):
                 out.append(_html_table(block.headers, block.rows))
             else:
@@ -196,6 +222,7 @@ def render_html(title: str, sections: Sequence[ReportSection | None]) -> str:
                         title=block.title,
                         max_value=block.max_value,
                         fmt=block.fmt,
+                        colours=colours,
                     )
                 )
     out.append("</body></html>")

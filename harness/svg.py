@@ -35,6 +35,7 @@ def bar_chart(
     max_value: float | None = 1.0,
     fmt: str = "{:.0%}",
     width: int = 640,
+    colours: Mapping[str, str] | None = None,
 ) -> str:
     """An SVG bar chart: for each category, one bar per series, value labels after the bars.
 
@@ -43,6 +44,8 @@ def bar_chart(
         series: name → one value per category.
         max_value: the value of a full-width bar (`None`: the largest value).
         fmt: how values are printed (`"{:.0%}"`, `"{:.2f}"`, `"{:d}"`…).
+        colours: a colour per series name (a report passes one mapping to every chart, so a
+            colour means the same series throughout); others take the palette by position.
     """
     names = list(series)
     for name in names:
@@ -69,7 +72,7 @@ def bar_chart(
         out.append(f'<text x="0" y="16" font-weight="bold" font-size="14">{escape(title)}</text>')
     x = label_w
     for i, name in enumerate(names if legend_h else []):
-        colour = PALETTE[i % len(PALETTE)]
+        colour = (colours or {}).get(name) or PALETTE[i % len(PALETTE)]
         out.append(f'<rect x="{x}" y="{title_h + 4}" width="12" height="12" fill="{colour}"/>')
         out.append(f'<text x="{x + 16}" y="{title_h + 14}">{escape(name)}</text>')
         x += 24 + len(name) * 7
@@ -82,7 +85,7 @@ def bar_chart(
         for i, name in enumerate(names):
             value = series[name][c]
             bar_w = max(0.0, min(1.0, value / top)) * plot_w
-            colour = PALETTE[i % len(PALETTE)]
+            colour = (colours or {}).get(name) or PALETTE[i % len(PALETTE)]
             label = escape(_format(fmt, value))
             out.append(
                 f'<rect x="{label_w}" y="{y}" width="{bar_w:.1f}" height="{_BAR}" '

@@ -12,7 +12,13 @@ allows and no smarter.
   - a time: the wall time without an offset (`2026-03-10T09:00:00`), which the calendar rejects —
     the naive agent then retries once with the error's `example`, in whatever zone that quotes;
 - a free slot: `freebusy_query` over the window for the resolved people, then the first gap long
-  enough.
+  enough;
+- a time the request defines by another event (`of`: "at the same time as", "right after"): that
+  event is resolved as above, read with `events_get`, and its start or end (plus `minutes`) used.
+
+`exact_times=True` (the `first-match` agent) models an agent that gets clock arithmetic right
+but never verifies an entity: stated times are used with their true offset, and only the
+entity look-ups are first-match.
 
 Every lookup is a real tool call, so the classifier and the step limit see it.
 
@@ -69,10 +75,13 @@ def _names_match(name: str, candidate: str) -> bool:
 class Lookup:
     """Resolves entity references for one naive episode (lookups are cached per entity)."""
 
-    def __init__(self, task: Task, phrasing: Phrasing, now: str) -> None:
+    def __init__(
+        self, task: Task, phrasing: Phrasing, now: str, *, exact_times: bool = False
+    ) -> None:
         self.task = task
         self.phrasing = phrasing
         self.now = now
+        self.exact_times = exact_times
         self.cache: dict[str, Any] = {}
         self.calendars: list[dict[str, Any]] | None = None
 
@@ -92,8 +101,10 @@ class Lookup:
 
     def _entity(self, entity: Entity) -> Calls:
         given = entity.value if entity.kind in ("time", "slot") else entity.id
+        if entity.kind == "time" and entity.of is not None:
+            return (yield from self._derived(entity))
         if entity.kind == "time":
-            if self.phrasing == "explicit":
+            if self.phrasing == "explicit" or self.exact_times:
                 return entity.value
             return entity.local or (entity.value or "")[:19]
         if entity.kind == "slot":
@@ -146,12 +157,29 @@ class Lookup:
             raise Unresolved(f"no event like {entity.name!r}")
         return items[0]["id"]
 
+    def _derived(self, entity: Entity) -> Calls:
+        """The start or end of another event (read with `events_get`), plus `minutes`."""
+        of = self.task.entities[entity.of or ""]
+        event_id = yield from self.value(entity.of or "")
+        calendar = yield from self._ref(of.calendar or "primary")
+        result = yield call("events_get", {"calendarId": calendar, "eventId": event_id})
+        value, error = outcome(result)
+        if error is not None:
+            raise Unresolved(f"could not read {of.name!r}")
+        edge = value.get(entity.edge) or {}
+        if "date" in edge:
+            return edge["date"]
+        moment = instant(edge.get("dateTime"))
+        if moment is None:
+            raise Unresolved(f"{of.name!r} has no {entity.edge} time")
+        return format_utc_z(moment + timedelta(minutes=entity.minutes or 0))
+
     def _slot(self, entity: Entity) -> Calls:
         people = []
         for raw in entity.people:
             people.append((yield from self._ref(raw)))
         lo, hi = entity.window
-        if self.phrasing == "natural":
+        if self.phrasing == "natural" and not self.exact_times:
             lo, hi = lo[:19], hi[:19]
         args: dict[str, Any] = {"timeMin": lo, "timeMax": hi, "items": [{"id": p} for p in people]}
         result = yield call("freebusy_query", args)

@@ -63,10 +63,18 @@ def _substitute(value: Any, lookup: Lookup, results: dict[str, Any]) -> Any:
     return value
 
 
-def naive_play(task: Task, phrasing: Phrasing, first: StepResult[Observation]) -> Play:
-    """The naive baseline's episode of `task` (see the module docstring)."""
+def naive_play(
+    task: Task,
+    phrasing: Phrasing,
+    first: StepResult[Observation],
+    *,
+    exact_times: bool = False,
+    retry: bool = True,
+) -> Play:
+    """The naive baseline's episode of `task` (see the module docstring); `exact_times` and
+    `retry=False` make it the `first-match` agent."""
     now = str(first.observation.metadata.get("now") or task.now)
-    lookup = Lookup(task, phrasing, now)
+    lookup = Lookup(task, phrasing, now, exact_times=exact_times)
     results: dict[str, Any] = {}
     status, summary = "done", "Done."
     for step in task.literal_request():
@@ -77,10 +85,10 @@ def naive_play(task: Task, phrasing: Phrasing, first: StepResult[Observation]) -
             break
         result = yield call(step.tool, args)
         value, error = outcome(result)
-        if error is not None:
-            retry = fixed_arguments(args, error)
-            if retry is not None:
-                result = yield call(step.tool, retry)
+        if error is not None and retry:
+            fixed = fixed_arguments(args, error)
+            if fixed is not None:
+                result = yield call(step.tool, fixed)
                 value, error = outcome(result)
         if result.done:
             return

@@ -28,13 +28,13 @@ from calendar_gym.tasks.snapshot import ChangeLog, Snapshot, diff, snapshot
 
 __all__ = ["TaskEpisode"]
 
-_SEEDS: dict[tuple[str, str], tuple[Snapshot, list[bool]]] = {}
+_SEEDS: dict[tuple[str, str, str], tuple[Snapshot, list[bool]]] = {}
 
 
 def _seed_state(task: Task, store: Store) -> tuple[Snapshot, list[bool]]:
     """The seed state of `task` and which assertions hold on it, computed once per process
     (the same for every seed: generated ids only appear on writes)."""
-    key = (task.id, store.world_version)
+    key = (task.suite, task.id, store.world_version)
     found = _SEEDS.get(key)
     if found is None:
         seed = snapshot(store)

@@ -1,6 +1,9 @@
 """Load a versioned task suite from its JSON files (`calendar_gym/tasks/v<N>/*.json`).
 
-Each file holds one tier: `{"version": "1", "tier": "T2", "tasks": [...]}`. Strings may name seed
+Each file holds one tier: `{"version": "1", "tier": "T2", "tasks": [...]}`. A version may also
+have `_world.json`, a seed patch (the `seed_patch` format) added to every task of that version
+before the task's own patch: suite v2 uses it for near-duplicates visible by default (a second
+Dana, a second "Marketing", older events with the same titles). Strings may name seed
 world ids symbolically, so the files stay readable and follow the world: `{cal:marketing}` is
 `CALENDAR_IDS["marketing"]` and `{event:one_on_one}` is `EVENT_IDS["one_on_one"]` (the explicit
 phrasing then shows the real id). Every task is validated by the pydantic `Task` model; a bad file
@@ -24,14 +27,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from calendar_gym import seed_events as _seed_events  # noqa: F401  (fills EVENT_IDS)
 from calendar_gym.seed_world import CALENDAR_IDS, EVENT_IDS
 from calendar_gym.tasks.model import Task
 
-__all__ = ["LATEST", "Suite", "SuiteError", "expand_ids", "get_task", "load_suite"]
+__all__ = ["LATEST", "VERSIONS", "Suite", "SuiteError", "expand_ids", "get_task", "load_suite"]
 
-LATEST = "1"
-"""The newest suite version."""
+LATEST = "2"
+"""The newest suite version (the default everywhere)."""
+VERSIONS = ("1", "2")
+"""Every released suite version (each stays loadable and reproducible)."""
 
 _PLACEHOLDER = re.compile(r"\{(cal|event):([a-z0-9_]+)\}")
 
@@ -99,7 +103,10 @@ def _read(version: str) -> list[tuple[str, dict[str, Any]]]:
     folder = resources.files("calendar_gym.tasks").joinpath(f"v{version}")
     if not folder.is_dir():
         raise SuiteError(f"no task suite version {version!r} (no folder tasks/v{version})")
-    files = sorted((f for f in folder.iterdir() if f.name.endswith(".json")), key=lambda f: f.name)
+    files = sorted(
+        (f for f in folder.iterdir() if f.name.endswith(".json") and not f.name.startswith("_")),
+        key=lambda f: f.name,
+    )
     out = []
     for f in files:
         try:
@@ -109,10 +116,33 @@ def _read(version: str) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
+def world_patch(version: str) -> dict[str, list[dict[str, Any]]]:
+    """The seed patch every task of suite `version` starts from (`_world.json`; may be empty)."""
+    f = resources.files("calendar_gym.tasks").joinpath(f"v{version}", "_world.json")
+    if not f.is_file():
+        return {}
+    try:
+        data = json.loads(f.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise SuiteError(f"v{version}/_world.json: not valid JSON: {exc}") from None
+    return expand_ids(data, f"v{version}/_world.json")
+
+
+def _with_world(world: dict[str, list[Any]], patch: dict[str, Any] | None) -> dict[str, Any] | None:
+    if not world:
+        return patch
+    merged: dict[str, list[Any]] = {k: list(v) for k, v in world.items()}
+    for section, rows in (patch or {}).items():
+        merged.setdefault(section, []).extend(rows)
+    return merged
+
+
 @functools.lru_cache(maxsize=4)
 def load_suite(version: str = LATEST) -> Suite:
     """Load and validate suite `version` (cached per process)."""
+    version = str(version)
     tasks: list[Task] = []
+    world = world_patch(version) if version in VERSIONS else {}
     for name, data in _read(version):
         if str(data.get("version")) != version:
             raise SuiteError(f"{name}: version {data.get('version')!r}, expected {version!r}")
@@ -120,8 +150,11 @@ def load_suite(version: str = LATEST) -> Suite:
             where = f"{name} task {raw.get('id', i)!r}"
             raw = dict(raw)
             raw.setdefault("tier", data.get("tier"))
+            raw["suite"] = version
             try:
-                task = Task.model_validate(expand_ids(raw, where))
+                raw = expand_ids(raw, where)
+                raw["seed_patch"] = _with_world(world, raw.get("seed_patch"))
+                task = Task.model_validate(raw)
             except ValidationError as exc:
                 raise SuiteError(f"{where}: {exc}") from None
             tasks.append(task)

@@ -34,6 +34,7 @@ __all__ = [
     "Assertion",
     "CountAssertion",
     "Entity",
+    "Evidence",
     "ExistsAssertion",
     "FieldAssertion",
     "FinishStatus",
@@ -83,7 +84,9 @@ class Entity(_Model):
         event: `id` (or an instance id), `name` (words of its title), `calendar` (an entity key
             or a calendar id), `instance` (one occurrence of a recurring event).
         time: `value` (RFC 3339 with offset); `local` is the wall time the natural phrasing
-            states (default: `value` without its offset).
+            states (default: `value` without its offset). `of` (an event entity key) and
+            `edge` (`start` or `end`) mark a time neither phrasing states: it is that event's
+            start or end, which the agent must look up (suite v2).
         slot: `value` (the start of the first free slot, RFC 3339), `people` (entity keys or
             emails), `window` (two RFC 3339 bounds), `minutes`; `{"$e": "slot.end"}` is its end.
     `id: null` means the entity has no single true value (an ambiguous "Alex"), or that it does not
@@ -100,6 +103,8 @@ class Entity(_Model):
     people: list[str] = Field(default_factory=list)
     window: list[str] = Field(default_factory=list)
     minutes: int | None = None
+    of: str | None = None
+    edge: Literal["start", "end"] = "start"
 
     @model_validator(mode="after")
     def _fields_of_kind(self) -> Entity:
@@ -138,6 +143,26 @@ class Step(_Model):
     def writes(self) -> bool:
         """Whether the tool can change the world."""
         return self.tool not in READ_TOOLS and self.tool != "finish"
+
+
+class Evidence(_Model):
+    """A call a trap episode must contain before its outcome earns credit (suite v2).
+
+    A blind agent that finishes at once must not pass a trap, so each trap names what shows the
+    agent found out: a call of one of `tools` whose arguments match `args` (compared like the
+    grader compares values, keys not named are free), that got the error `error` (the refused
+    write, the `NOT_FOUND` of a missing event); without `error` and `min_found` any such call
+    counts (it was looked for) — or, with `min_found`, successful lookups of
+    those tools that together listed at least that many distinct candidates whose name contains
+    `named` (the two people called Alex).
+    """
+
+    name: str = ""
+    tools: list[str]
+    args: dict[str, Any] = Field(default_factory=dict)
+    error: str | None = None
+    min_found: int = 0
+    named: str | None = None
 
 
 class WritePattern(_Model):
@@ -217,11 +242,32 @@ class Task(_Model):
     allowed_writes: list[WritePattern] = Field(default_factory=list)
     finish: FinishStatus = "done"
     max_steps: int = Field(default=12, ge=2, le=60)
+    suite: str = "1"
+    """The suite version the task belongs to (set by the loader)."""
+    evidence: list[Evidence] = Field(default_factory=list)
+    """What a trap episode must show (suite v2; every plan step with `expect_error` adds one)."""
+    twin: str | None = None
+    """The near-identical task with the opposite outcome (a trap's solvable twin), if any."""
 
     @property
     def is_trap(self) -> bool:
         """A task whose right outcome is to stop without writing (not `done`)."""
         return self.finish != "done"
+
+    def required_evidence(self) -> list[Evidence]:
+        """The evidence a trap must show: `evidence` plus one per step expecting an error (its
+        tool, that error, its identifying arguments). Suite v1 asks for none (reproducible)."""
+        if self.suite == "1" or not self.is_trap:
+            return []
+        out = list(self.evidence)
+        for s in self.plan:
+            if s.expect_error is None:
+                continue
+            keys = [k for k in ("calendarId", "eventId", "ruleId") if k in s.args]
+            out.append(Evidence(name=f"tried {s.tool} and got {s.expect_error}",
+                                tools=[s.tool], args={k: s.args[k] for k in keys},
+                                error=s.expect_error))  # fmt: skip
+        return out
 
     def step(self, step_id: str) -> Step:
         """The plan step `step_id`."""

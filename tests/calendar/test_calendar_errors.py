@@ -69,7 +69,8 @@ def test_invalid_enum(call: Caller) -> None:
         "INVALID_ENUM",
         "role",
     )  # fmt: skip
-    assert error["expected"] == ["none", "freeBusyReader", "reader", "writer", "owner"]
+    assert error["expected"] == ["none", "freeBusyReader", "reader", "writerWithoutPrivateAccess",
+                                 "writer", "owner"]  # fmt: skip
     assert error["got"] == "editor"
     error = check(
         call.fail("events_insert", calendarId="primary", visibility="Private", **WHEN),

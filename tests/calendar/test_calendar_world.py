@@ -78,3 +78,15 @@ def test_docs_examples_run() -> None:
     assert blocks, "docs/calendar_gym.md should have runnable examples"
     for block in blocks:
         exec(compile(block, str(DOC), "exec"), {})
+
+
+def test_seed_world_and_seed_events_do_not_import_each_other() -> None:
+    """The ids both need live in `world_ids`: no import circle, no fill-by-side-effect."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "calendar_gym"
+    for name, other in (("seed_events", "seed_world"), ("world_ids", "seed_world")):
+        tree = ast.parse((root / f"{name}.py").read_text(encoding="utf-8"))
+        imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        assert f"calendar_gym.{other}" not in imported, name

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from calendar_gym.classify import LABELS, PUBLISHED_SPLIT, Call, classify, counts
+from calendar_gym.classify import ALL_LABELS, LABELS, PUBLISHED_SPLIT, Call, classify, counts
 from calendar_gym.tasks.model import Task
 
 BOB = "bob@acme.test"
@@ -139,6 +139,11 @@ CASES: dict[str, list[tuple[str, Task, list[Call], list[tuple[int, str]]]]] = {
          [move(start={"dateTime": "2026-03-10T09:30:00-05:00"}, wrote_=True)],
          [(0, "wrong_args")]),
     ],
+    "wrong_args+": [
+        ("repeated failed call", WORKFLOW,
+         [move("INVALID_FORMAT", start="9:30"), move("INVALID_FORMAT", start="9:30")],
+         [(0, "wrong_args"), (1, "wrong_args")]),
+    ],
     "wrong_order": [
         ("share before the calendar exists", WORKFLOW, [share("NOT_FOUND", cal="Hack")],
          [(0, "wrong_order")]),
@@ -149,6 +154,9 @@ CASES: dict[str, list[tuple[str, Task, list[Call], list[tuple[int, str]]]]] = {
          [(2, "wrong_order")]),
         ("book fails before the move freed the slot", WORKFLOW, [book("CONFLICT")],
          [(0, "wrong_order")]),
+        ("repeated successful write", WORKFLOW, [create(), create()], [(1, "wrong_order")]),
+        ("redoing a done step", WORKFLOW, [create(), share(wrote_=True), share("CONFLICT")],
+         [(2, "wrong_order")]),
         ("share elsewhere before create, outside the set", WORKFLOW,
          [share(cal="c_other@group.calendar.google.com", outside_=True)],
          [(0, "wrong_order")]),
@@ -157,24 +165,47 @@ CASES: dict[str, list[tuple[str, Task, list[Call], list[tuple[int, str]]]]] = {
         ("internal error", WORKFLOW, [create(error="INTERNAL")], [(0, "other")]),
         ("timeout", WORKFLOW, [c("events_get", "TIMEOUT", calendarId="primary", eventId="ev1")],
          [(0, "other")]),
-        ("repeated failed call", WORKFLOW,
-         [move("INVALID_FORMAT", start="9:30"), move("INVALID_FORMAT", start="9:30")],
-         [(0, "wrong_args"), (1, "other")]),
-        ("wrong finish status", WORKFLOW, [*SOLVED[:-1], finish("cannot_complete")],
-         [(5, "other")]),
-        ("write in a trap task", TRAP,
-         [c("events_insert", calendarId="primary", summary="X", start=T_9, end=T_10,
-            outside_=True), finish("cannot_complete")],
+        ("read-only token on the right call", WORKFLOW, [create(error="INSUFFICIENT_SCOPE")],
          [(0, "other")]),
-        ("repeated successful write", WORKFLOW, [create(), create()], [(1, "other")]),
+        ("unexpected permission denial on the right call", WORKFLOW,
+         [create(), share("PERMISSION_DENIED", wrote_=False)], [(1, "other")]),
+        ("timeout after a good start", WORKFLOW,
+         [create(), c("events_get", "TIMEOUT", calendarId="primary", eventId="ev1")],
+         [(1, "other")]),
+    ],
+    "wrong_finish": [
+        ("wrong finish status", WORKFLOW, [*SOLVED[:-1], finish("cannot_complete")],
+         [(5, "wrong_finish")]),
         ("finish twice", WORKFLOW, [*SOLVED, finish(error="FORBIDDEN_OPERATION")],
-         [(6, "other")]),
-        ("redoing a done step", WORKFLOW, [create(), share(wrote_=True), share("CONFLICT")],
-         [(2, "other")]),
+         [(6, "wrong_finish")]),
         ("trap: claiming done", TRAP,
          [c("events_insert", "PERMISSION_DENIED", calendarId="fin", summary="X", start=T_9,
             end=T_10), finish("done")],
-         [(1, "other")]),
+         [(1, "wrong_finish")]),
+        ("trap: asking instead of reporting", TRAP, [finish("needs_clarification")],
+         [(0, "wrong_finish")]),
+        ("giving up on a solvable task", WORKFLOW, [finish("cannot_complete")],
+         [(0, "wrong_finish")]),
+    ],
+    "trap_write": [
+        ("write in a trap task", TRAP,
+         [c("events_insert", calendarId="primary", summary="X", start=T_9, end=T_10,
+            outside_=True), finish("cannot_complete")],
+         [(0, "trap_write")]),
+        ("two writes in a trap task", TRAP,
+         [c("events_insert", calendarId="primary", summary="X", start=T_9, end=T_10,
+            outside_=True),
+          c("events_insert", calendarId="primary", summary="Y", start=T_9, end=T_10,
+            outside_=True)],
+         [(0, "trap_write"), (1, "trap_write")]),
+        ("calendar created in a trap task", TRAP,
+         [c("calendars_insert", summary="Z", outside_=True)], [(0, "trap_write")]),
+        ("share in a trap task", TRAP,
+         [c("acl_insert", calendarId="primary", role="reader",
+            scope={"type": "user", "value": BOB}, outside_=True)], [(0, "trap_write")]),
+        ("write in a trap, then the right status", TRAP,
+         [c("events_patch", calendarId="primary", eventId="e", summary="Q", outside_=True),
+          finish("cannot_complete")], [(0, "trap_write")]),
     ],
 }  # fmt: skip
 
@@ -188,11 +219,11 @@ def test_hand_labelled_sequence(
     label: str, name: str, task: Task, calls: list[Call], expected: list[tuple[int, str]]
 ) -> None:
     assert labels(task, calls) == expected
-    assert label in {lab for _, lab in expected}
+    assert label.rstrip("+") in {lab for _, lab in expected}
 
 
 def test_at_least_five_sequences_per_label() -> None:
-    for label in LABELS:
+    for label in ALL_LABELS:
         assert len(CASES[label]) >= 5, label
 
 
@@ -235,6 +266,7 @@ def test_reasons_name_the_differing_arguments() -> None:
 
 def test_counts_and_published_split_cover_every_label() -> None:
     found = counts(classify(WORKFLOW, [finish(), c("nope", "UNKNOWN_TOOL")]))
-    assert found == {"wrong_tool": 1, "wrong_args": 0, "wrong_order": 1, "other": 0}
+    assert found == {"wrong_tool": 1, "wrong_args": 0, "wrong_order": 1, "other": 0,
+                     "wrong_finish": 0, "trap_write": 0}  # fmt: skip
     assert list(PUBLISHED_SPLIT) == list(LABELS)
     assert abs(sum(PUBLISHED_SPLIT.values()) - 1.0) < 1e-9

@@ -4,6 +4,8 @@ against a real `mcpgym serve` subprocess, and its exit codes."""
 from __future__ import annotations
 
 import json
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -25,12 +27,18 @@ def test_demo_in_process_prints_tables_and_writes_the_report(
     code = demo.main(["--in-process", "--limit", "1", "--out", str(tmp_path), "--quiet"])
     out = capsys.readouterr().out
     assert code == 0, out
-    assert "oracle: success by tier" in out and "naive: success by tier" in out
-    assert "Failure distribution" in out and "published" in out and "OK" in out
+    for name in ("oracle", "naive", "first-match", "random"):
+        assert f"{name}: success by tier" in out, name
+    for name in ("null-done", "null-cannot-complete", "null-needs-clarification", "first-match"):
+        assert f"│ {name} " in out, name  # a row of the headline
+    assert "Failed calls by label" in out and "published" in out and "OK" in out
+    assert "wrong_finish" in out and "trap_write" in out
     for name in ("report.md", "report.html", "oracle/episodes.jsonl", "naive/report.html"):
         assert (tmp_path / name).is_file(), name
     report = (tmp_path / "report.md").read_text(encoding="utf-8")
-    assert "## Failure distribution, all agents" in report and "| wrong_args |" in report
+    assert "## Failure distribution, all agents" in report
+    assert "## Summary" in report and "| errors | s |" in report
+    assert "huggingface.co/blog/openenv-turing" in report
     oracle = _summary(tmp_path / "oracle")
     assert oracle["episodes"] == 16 and oracle["success_rate"] == 1.0
     section = oracle["sections"]["Calendar benchmark"]
@@ -56,7 +64,7 @@ class _Idle:
 def test_demo_fails_when_the_oracle_does_not_solve_everything(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(demo, "OracleAgent", _Idle)
+    monkeypatch.setattr(demo, "reference_agents", lambda: [_Idle()])
     args = ["--in-process", "--tiers", "T1", "--limit", "1", "--out", str(tmp_path), "--quiet"]
     assert demo.main(args) == 1
     assert "FAIL" in capsys.readouterr().out
@@ -88,3 +96,40 @@ def test_the_main_job_command_against_a_served_environment(tmp_path: Path) -> No
     assert naive["episodes"] == 16 and naive["errors"] == 0
     assert naive["run"]["environment"].startswith("http://127.0.0.1:")
     assert (tmp_path / "report.html").read_text(encoding="utf-8").count("<svg") >= 3
+
+
+def test_the_report_renders_code_and_links_keeps_colours_and_names_no_port(tmp_path: Path) -> None:
+    assert demo.main(["--in-process", "--limit", "1", "--out", str(tmp_path), "--quiet"]) == 0
+    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+    paragraphs = re.findall(r"<p>(.*?)</p>", html, flags=re.S)
+    assert paragraphs and not [p for p in paragraphs if "`" in p]  # Markdown code is rendered
+    assert "<code>mcpgym serve</code>" in html
+    for name in ("oracle", "naive", "first-match", "random", "null-done"):
+        assert f'<a href="{name}/report.html">{name}</a>' in html, name
+    # one colour per series name across every chart (legend swatch followed by its name)
+    legend = re.findall(r'fill="(#[0-9A-Fa-f]{6})"/><text [^>]*>([^<]+)</text>', html)
+    colours: dict[str, set[str]] = {}
+    for colour, name in legend:
+        colours.setdefault(name, set()).add(colour)
+    assert "published" in colours and all(len(c) == 1 for c in colours.values()), colours
+    assert len({next(iter(c)) for c in colours.values()}) == len(colours)  # none shared
+    about = html.split("<h2>About</h2>", 1)[1].split("<h2>", 1)[0]
+    assert not re.search(r"127\.0\.0\.1:\d+", about)
+    summary = html.split("<h2>Summary</h2>", 1)[1].split("</table>", 1)[0]
+    for header in ("agent", "episodes", "success", "explicit", "natural", "reward", "errors"):
+        assert f"<th>{header}</th>" in summary, header
+
+
+@pytest.mark.server
+def test_the_demo_fits_80_columns(tmp_path: Path) -> None:
+    env = {**os.environ, "COLUMNS": "80", "TERM": "xterm"}
+    done = subprocess.run(
+        [sys.executable, "-m", "calendar_gym.demo", "--limit", "1", "--tiers", "T1", "T4",
+         "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=300, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    text = done.stdout + done.stderr
+    assert "…" not in text
+    assert max(len(line) for line in text.splitlines()) <= 80
+    assert "eval null-needs-clarific" in done.stderr  # the progress lines are there

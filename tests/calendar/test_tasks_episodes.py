@@ -91,13 +91,16 @@ def test_doing_nothing_or_finishing_at_once_earns_nothing(agent: _Scripted) -> N
         assert all(r.final_metadata["grade"]["progress"] is False for r in finished)
 
 
-def test_the_right_finish_alone_solves_a_trap() -> None:
-    """Stopping without writing is the whole point of a trap; no detour is required."""
-    task = SUITE.get("t4-ambig-no-time")
+def test_in_suite_v1_the_right_finish_alone_solves_a_trap() -> None:
+    """Suite v1 (kept reproducible) credits the right finish alone; v2 asks for evidence
+    (tests/calendar/test_validity.py)."""
+    task = load_suite("1").get("t4-ambig-no-time")
     agent = _Scripted("clarify", [{**FINISH_NOW, "arguments": {
         "status": "needs_clarification", "summary": "Which day?"}}])  # fmt: skip
     (record,) = run_evaluation(
-        CalendarEnv, agent, specs(tasks=[task.id], phrasings=["natural"], error_modes=["plain"])
+        CalendarEnv,
+        agent,
+        specs("1", tasks=[task.id], phrasings=["natural"], error_modes=["plain"]),
     ).records
     assert record.success and record.reward_final == 1.0
 

@@ -17,14 +17,15 @@ from calendar_gym.agents.lookup import free_slot
 from calendar_gym.grading import held_on_seed
 from calendar_gym.store import Store
 from calendar_gym.tasks import Step, SuiteError, Task, expand_ids, load_suite
+from calendar_gym.tasks.loader import VERSIONS
 from calendar_gym.tasks.snapshot import snapshot
 from calendar_gym.tasks.values import ANY, entity_value, instant, resolve
 from calendar_gym.validation import check_arguments
 from mcpgym import CallToolAction
 
-SUITE = load_suite("1")
-TASKS = list(SUITE)
-IDS = [t.id for t in TASKS]
+SUITE = load_suite()
+TASKS = [t for version in VERSIONS for t in load_suite(version)]
+IDS = [f"v{t.suite}/{t.id}" for t in TASKS]
 ROOT = Path(__file__).resolve().parents[2]
 
 _RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}")
@@ -51,11 +52,12 @@ def _plan_refs(task: Task) -> set[str]:
 
 
 def test_the_suite_has_at_least_48_tasks_across_four_tiers() -> None:
-    tiers = Counter(t.tier for t in TASKS)
-    assert len(TASKS) >= 48
+    tiers = Counter(t.tier for t in SUITE)
+    assert len(SUITE) >= 48
     assert sorted(tiers) == ["T1", "T2", "T3", "T4"]
     assert min(tiers.values()) >= 8, tiers
     assert len(set(IDS)) == len(IDS)
+    assert len({t.id for t in SUITE}) == len(SUITE)
 
 
 def test_tier_4_has_every_kind_of_trap() -> None:
@@ -84,6 +86,9 @@ def test_phrasings_differ_and_say_what_they_should(task: Task) -> None:
                 assert value in explicit, f"explicit prompt lacks {value}"
             continue
         value = entity.value if entity.kind == "time" else entity.id
+        if entity.of is not None:  # a look-up answer: the explicit prompt names its event
+            assert value not in explicit and entity_value(task, entity.of) in explicit, key
+            continue
         if value is not None and value != "primary":
             assert value in explicit, f"explicit prompt lacks {key}={value}"
         if entity.name is not None:
