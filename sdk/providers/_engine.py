@@ -1,4 +1,5 @@
-"""Connecting to a container engine (Docker or Podman's Docker-compatible socket) with the `docker` SDK.
+"""Connecting to a container engine (Docker, or Podman's Docker-compatible socket) with the
+`docker` SDK.
 
 The SDK is an optional dependency (`pip install 'mcpgym[docker]'`); importing this module without
 it works, calling `connect` raises a `ProviderError` that says what to install.
@@ -30,7 +31,9 @@ def connect(base_url: str | None = None, *, timeout: float = 60.0) -> Any:
         ) from exc
     url = base_url or os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
     try:
-        return docker.DockerClient(base_url=url, version="auto", timeout=int(timeout))
+        return docker.DockerClient(
+            base_url=url, version="auto", timeout=int(timeout), max_pool_size=32
+        )
     except DockerException as exc:
         raise ProviderError(f"no container engine answers at {url}: {exc}") from exc
 

@@ -138,7 +138,7 @@ def _build_wheel(project: Path, out: Path) -> Path:
     first, then an isolated build)."""
     before = set(out.glob("*.whl"))
     base = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(project)]
-    for cmd in (base[:4] + ["--no-build-isolation", *base[4:]], base):
+    for cmd in ([*base[:4], "--no-build-isolation", *base[4:]], base):
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if proc.returncode == 0:
             new = set(out.glob("*.whl")) - before
@@ -178,7 +178,8 @@ def render_dockerfile(spec: BuildSpec, *, wheels: Sequence[str], app: bool = Fal
     local = " ".join(f"/build/wheels/{w}" for w in wheels)
     health = (
         "import sys, urllib.request; "
-        f"sys.exit(urllib.request.urlopen('http://127.0.0.1:{PORT}/health', timeout=2).status != 200)"
+        f"url = 'http://127.0.0.1:{PORT}/health'; "
+        "sys.exit(urllib.request.urlopen(url, timeout=2).status != 200)"
     )
     lines = [
         f"FROM {spec.base} AS build",
@@ -223,7 +224,7 @@ def _module_files(module: str) -> tuple[str | None, Path | None]:
 
 
 def make_context(spec: BuildSpec, folder: Path) -> BuildSpec:
-    """Write the build context for `spec` into `folder`; returns the spec with its target resolved."""
+    """Write the build context for `spec` into `folder`; returns `spec` with its target resolved."""
     wheels_dir = folder / "wheels"
     wheels_dir.mkdir(parents=True, exist_ok=True)
     wheels: list[Path] = []
