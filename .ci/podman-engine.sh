@@ -47,9 +47,16 @@ init_path = "/usr/bin/catatonit"
 cgroup_manager = "cgroupfs"
 events_logger = "file"
 CONF
+    # The tests' plain-HTTP registry (Docker trusts 127.0.0.0/8 by itself; Podman must be told).
+    cat >"$dir/registries.conf" <<CONF
+unqualified-search-registries = []
+[[registry]]
+location = "127.0.0.1:${MCPGYM_REGISTRY_PORT:-5055}"
+insecure = true
+CONF
     rm -f "$sock"
     echo "podman-engine: starting podman system service on $sock" >&2
-    CONTAINERS_CONF="$conf" setsid podman system service --time=0 "$host" \
+    CONTAINERS_CONF="$conf" CONTAINERS_REGISTRIES_CONF="$dir/registries.conf" setsid podman system service --time=0 "$host" \
         >"$dir/service.log" 2>&1 </dev/null &
     echo $! >"$pidfile"
     for _ in $(seq 1 600); do

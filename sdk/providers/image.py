@@ -15,6 +15,7 @@ Example:
 from __future__ import annotations
 
 import email.parser
+import hashlib
 import importlib.metadata
 import importlib.util
 import io
@@ -55,6 +56,7 @@ LABEL_OPTIONS = "io.mcpgym.options"
 LABEL_PORT = "io.mcpgym.port"
 PORT = 8000
 UID = 10001
+_SKIP_DIRS = {"build", "dist", "__pycache__", "node_modules", "reports", "tests", "docs"}
 _NAME_END = re.compile(r"[\s\[<>=!~;(@]")
 
 
@@ -145,6 +147,29 @@ def _build_wheel(project: Path, out: Path) -> Path:
             if new:
                 return new.pop()
     raise ProviderError(f"could not build a wheel of {project}: {proc.stderr.strip()[-2000:]}")
+
+
+def _tree_key(project: Path) -> str:
+    """A key that changes when any source file of `project` changes (path, size, mtime)."""
+    digest = hashlib.sha256()
+    for path in sorted(project.rglob("*")):
+        rel = path.relative_to(project).parts
+        if any(p.startswith(".") or p in _SKIP_DIRS or p.endswith(".egg-info") for p in rel):
+            continue
+        if path.is_file() and path.suffix in (".py", ".toml", ".json", ".typed", ".cfg", ".md"):
+            st = path.stat()
+            digest.update(f"{'/'.join(rel)}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+    return digest.hexdigest()[:16]
+
+
+def _cached_wheel(project: Path, out: Path) -> Path:
+    """`_build_wheel`, reusing a wheel of the same source tree (building one takes ~20 s)."""
+    cache = Path(tempfile.gettempdir()) / "mcpgym-wheels" / _tree_key(project)
+    found = sorted(cache.glob("*.whl"))
+    if not found:
+        cache.mkdir(parents=True, exist_ok=True)
+        found = [_build_wheel(project, cache)]
+    return Path(shutil.copy2(found[0], out / found[0].name))
 
 
 def _project_target(path: Path, target: str | None) -> str:
@@ -250,7 +275,7 @@ def make_context(spec: BuildSpec, folder: Path) -> BuildSpec:
         raise ProviderError("nothing to build: give a MODULE:ATTR target or a project PATH")
     source = mcpgym_source()
     if source is not None:
-        wheels.append(_build_wheel(source, wheels_dir))
+        wheels.append(_cached_wheel(source, wheels_dir))
     else:
         pins.append(f"mcpgym=={importlib.metadata.version('mcpgym')}")
     local_names = {_wheel_name(w) for w in wheels}
