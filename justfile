@@ -24,7 +24,7 @@ setup:
 
 # Run the default test suite (in-process and real-socket tests; no npm, Docker or agent CLIs).
 test *ARGS: setup
-    {{py}} -m pytest -m "not interop and not conformance and not docker and not agents" {{ARGS}}
+    {{py}} -m pytest -m "not interop and not conformance and not docker and not agents and not podman" {{ARGS}}
 
 # Drive an mcpgym server with the released openenv package (own virtual environment).
 test-interop *ARGS: setup
@@ -37,6 +37,23 @@ test-conformance *ARGS: setup
 # Real agent CLIs (Claude Code, Codex, OpenCode) against the scripted model (installs them into .tools/).
 test-agents *ARGS: setup
     PATH="$(bash .ci/agent-clis.sh):$PATH" CI=true {{py}} -m pytest -m agents {{ARGS}}
+
+# Containers on a real Docker engine: build, 16 in parallel, hardening, registry, gc (installs
+# docker.io, debootstrap and docker-registry; starts dockerd and stops it after, if it started it).
+test-docker *ARGS: setup
+    #!/usr/bin/env bash
+    set -euo pipefail
+    bash .ci/container-deps.sh docker.io debootstrap docker-registry
+    bash .ci/docker-engine.sh --check || trap 'bash .ci/docker-engine.sh --stop' EXIT
+    {{py}} -m pytest -m docker tests/containers {{ARGS}}
+
+# The same container tests on Podman's Docker-compatible socket (installs podman, catatonit).
+test-podman *ARGS: setup
+    #!/usr/bin/env bash
+    set -euo pipefail
+    bash .ci/container-deps.sh podman catatonit debootstrap docker-registry
+    bash .ci/podman-engine.sh --check || trap 'bash .ci/podman-engine.sh --stop' EXIT
+    {{py}} -m pytest -m podman tests/containers {{ARGS}}
 
 # Lint, format check, strict types on sdk/ and servers/, import direction.
 check: setup

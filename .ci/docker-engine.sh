@@ -3,6 +3,7 @@
 #
 #   eval "$(bash .ci/docker-engine.sh)"        # -> export DOCKER_HOST=unix:///tmp/mcpgym-docker/docker.sock
 #   bash .ci/docker-engine.sh --stop           # stop the engine this script started (by its pid file)
+#   bash .ci/docker-engine.sh --check          # exit 0 when it answers
 #
 # Installs Debian's docker.io when dockerd is missing, then runs dockerd with its own data root,
 # exec root and socket under $MCPGYM_DOCKER_DIR (default /tmp/mcpgym-docker), so it never touches
@@ -19,6 +20,11 @@ host="unix://$sock"
 answering() {
     DOCKER_HOST="$host" timeout 5 docker version --format '{{.Server.Version}}' >/dev/null 2>&1
 }
+
+if [ "${1:-}" = "--check" ]; then  # exit 0 when the engine answers (nothing is started)
+    answering
+    exit
+fi
 
 if [ "${1:-}" = "--stop" ]; then
     if [ -f "$pidfile" ]; then

@@ -3,6 +3,7 @@
 #
 #   eval "$(bash .ci/podman-engine.sh)"   # -> export DOCKER_HOST=unix:///tmp/mcpgym-podman/podman.sock
 #   bash .ci/podman-engine.sh --stop
+#   bash .ci/podman-engine.sh --check     # exit 0 when it answers
 #
 # Installs Debian's podman and catatonit (the init that `init=True` needs) when missing, writes a
 # containers.conf that works here (cgroupfs manager, ulimits under this machine's hard nofile
@@ -19,6 +20,11 @@ conf="$dir/containers.conf"
 answering() {
     [ -S "$sock" ] && curl -sf --max-time 5 --unix-socket "$sock" http://d/_ping >/dev/null 2>&1
 }
+
+if [ "${1:-}" = "--check" ]; then  # exit 0 when the engine answers (nothing is started)
+    answering
+    exit
+fi
 
 if [ "${1:-}" = "--stop" ]; then
     if [ -f "$pidfile" ]; then
