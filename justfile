@@ -38,8 +38,7 @@ test-conformance *ARGS: setup
 test-agents *ARGS: setup
     PATH="$(bash .ci/agent-clis.sh):$PATH" CI=true {{py}} -m pytest -m agents {{ARGS}}
 
-# Containers on a real Docker engine: build, 16 in parallel, hardening, registry, gc (installs
-# docker.io, debootstrap and docker-registry; starts dockerd and stops it after, if it started it).
+# Container suite on a Docker engine it installs and starts (build, 16 at once, hardening, registry, gc).
 test-docker *ARGS: setup
     #!/usr/bin/env bash
     set -euo pipefail
@@ -76,6 +75,17 @@ fmt: setup
 # modes, Calendar Gym reset and events_list (bounded, under 2 minutes; prints figures and ratios).
 bench *ARGS: setup
     {{py}} bench/run.py {{ARGS}}
+
+# Container figures beside `mcpgym serve` in a process: start p50/p95 (1, 16), stop, RSS, image size.
+bench-containers *ARGS: setup
+    #!/usr/bin/env bash
+    set -euo pipefail
+    bash .ci/container-deps.sh docker.io debootstrap
+    bash .ci/docker-engine.sh --check || trap 'bash .ci/docker-engine.sh --stop' EXIT
+    eval "$(bash .ci/docker-engine.sh)"
+    base="$(bash .ci/base-image.sh)"
+    {{venv}}/bin/mcpgym build mcpgym.examples.guess:GuessEnv --base "$base" --tag mcpgym-bench-guess:latest >/dev/null
+    {{py}} bench/containers_bench.py {{ARGS}}
 
 # The main job: serve Calendar Gym, run the oracle and naive agents over the whole task suite
 # (both phrasings, structured and plain errors), print the tables, write reports/calendar-demo/.

@@ -199,6 +199,23 @@ class DockerProvider(Provider):
         kw.update(self.extra_run_kwargs)
         return kw
 
+    def _run(self, kwargs: dict[str, Any]) -> Any:
+        """`containers.run`, plus the create-time stop timeout the high-level call cannot pass."""
+        stop_timeout = kwargs.pop("stop_timeout", None)
+        if stop_timeout is None:
+            return self.client.containers.run(self.image, **kwargs)
+        # The SDK's own run() → create() argument translation, then the low-level create, which
+        # takes `stop_timeout`; detach is implied (we start it ourselves).
+        from docker.models.containers import _create_container_args
+
+        kwargs.pop("detach", None)
+        create = _create_container_args(
+            {**kwargs, "image": self.image, "version": self.client.api._version}
+        )
+        created = self.client.api.create_container(**create, stop_timeout=stop_timeout)
+        self.client.api.start(created["Id"])
+        return self.client.containers.get(created["Id"])
+
     def _start_sync(self) -> ServerHandle:
         from docker.errors import APIError
 
@@ -206,7 +223,7 @@ class DockerProvider(Provider):
         name = f"{self.name_prefix}-{self.run_id}-{next(self._counter)}"
         port = self.container_port(attrs)
         try:
-            container = self.client.containers.run(self.image, **self._run_kwargs(attrs, name))
+            container = self._run(self._run_kwargs(attrs, name))
         except APIError as exc:
             self._remove_sync(name)  # a created-but-not-started container must not linger
             raise ProviderError(f"cannot start {self.image}: {exc}") from exc

@@ -54,7 +54,7 @@ async def test_push_remove_and_start_from_the_registry(
     engine: Engine, guess_image: str, registry: str
 ) -> None:
     local = f"mcpgym-regtest-{engine.name}:1"
-    engine.client.images.get(guess_image).tag(local)
+    engine.client.images.get(guess_image).tag(f"mcpgym-regtest-{engine.name}", "1")
     ref = push_image(local, registry, engine=engine.host)
     assert ref == f"{registry}/mcpgym-regtest-{engine.name}:1"
     for name in (ref, local):
