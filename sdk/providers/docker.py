@@ -206,7 +206,9 @@ class DockerProvider(Provider):
             return self.client.containers.run(self.image, **kwargs)
         # The SDK's own run() → create() argument translation, then the low-level create, which
         # takes `stop_timeout`; detach is implied (we start it ourselves).
-        from docker.models.containers import _create_container_args
+        from docker.models.containers import (
+            _create_container_args,  # pyright: ignore[reportAttributeAccessIssue]
+        )
 
         kwargs.pop("detach", None)
         create = _create_container_args(
@@ -229,7 +231,8 @@ class DockerProvider(Provider):
             raise ProviderError(f"cannot start {self.image}: {exc}") from exc
         try:
             container.reload()
-            bound = (container.attrs["NetworkSettings"]["Ports"] or {}).get(f"{port}/tcp")
+            ports: dict[str, Any] = container.attrs["NetworkSettings"]["Ports"] or {}
+            bound: list[dict[str, str]] = ports.get(f"{port}/tcp") or []
             host_port = int(bound[0]["HostPort"])
         except (APIError, KeyError, IndexError, TypeError, ValueError) as exc:
             self._remove_sync(name)

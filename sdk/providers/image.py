@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import email.parser
 import hashlib
 import importlib.metadata
@@ -286,7 +287,7 @@ def make_context(spec: BuildSpec, folder: Path) -> BuildSpec:
             if _req_name(line) not in local_names and line not in reqs:
                 reqs.append(line)
     (folder / "requirements.txt").write_text("\n".join(sorted(reqs) + pins) + "\n", "utf-8")
-    resolved = BuildSpec(**{**spec.__dict__, "target": target})
+    resolved = dataclasses.replace(spec, target=target)
     dockerfile = render_dockerfile(resolved, wheels=[w.name for w in wheels], app=app)
     (folder / "Dockerfile").write_text(dockerfile, "utf-8")
     return resolved
