@@ -30,12 +30,16 @@ def connect(base_url: str | None = None, *, timeout: float = 60.0) -> Any:
             "container providers need the docker SDK: pip install 'mcpgym[docker]'"
         ) from exc
     url = base_url or os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+    if url.startswith("unix://") and not os.path.exists(url.removeprefix("unix://")):
+        # Checked here: the SDK leaks its socket when a version probe fails to connect.
+        raise ProviderError(f"no container engine answers at {url}: no such socket")
     try:
-        return docker.DockerClient(
+        client = docker.DockerClient(
             base_url=url, version="auto", timeout=int(timeout), max_pool_size=32
         )
     except DockerException as exc:
-        raise ProviderError(f"no container engine answers at {url}: {exc}") from exc
+        raise ProviderError(f"no container engine answers at {url}: {exc}") from None
+    return client
 
 
 def engine_name(client: Any) -> str:

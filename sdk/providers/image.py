@@ -313,23 +313,31 @@ def build_image(spec: BuildSpec, *, engine: str | None = None, network: str = "h
 
     `network` is the build containers' network (`host` lets pip reach the package index).
     """
-    client = connect(engine)
     with tempfile.TemporaryDirectory(prefix="mcpgym-build-") as tmp:
-        resolved = make_context(spec, Path(tmp))
+        resolved = make_context(spec, Path(tmp))  # bad input fails here, before any engine
         assert resolved.target is not None
         tag = spec.tag or default_tag(resolved.target)
-        log = io.StringIO()
-        lines = client.api.build(
-            path=tmp, tag=tag, rm=True, forcerm=True, network_mode=network, decode=True
-        )
-        _stream(lines, f"building {tag}", log)
-    client.close()
+        client = connect(engine)
+        try:
+            lines = client.api.build(
+                path=tmp, tag=tag, rm=True, forcerm=True, network_mode=network, decode=True
+            )
+            _stream(lines, f"building {tag}", io.StringIO())
+        finally:
+            client.close()
     return tag
 
 
 def push_image(image: str, registry: str, *, engine: str | None = None) -> str:
     """Tag `image` as `registry/<name>:<tag>` and push it; returns the registry reference."""
     client = connect(engine)
+    try:
+        return _push(client, image, registry)
+    finally:
+        client.close()
+
+
+def _push(client: Any, image: str, registry: str) -> str:
     name, _, tag = image.rpartition(":") if ":" in image.rsplit("/", 1)[-1] else (image, "", "")
     tag = tag or "latest"
     repo = f"{registry.rstrip('/')}/{name.rsplit('/', 1)[-1]}"
