@@ -104,7 +104,7 @@ class DockerProvider(Provider):
         mode: Literal["simulation", "production"] | None = None,
         serve_args: Sequence[str] = (),
         pull: Pull = "missing",
-        stop_grace_s: float = 2.0,
+        stop_grace_s: float = 1.0,
         name_prefix: str = "mcpgym",
         run_kwargs: Mapping[str, Any] | None = None,
         run_id: str | None = None,
