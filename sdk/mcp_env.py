@@ -27,10 +27,12 @@ from typing import Any, ClassVar
 
 from pydantic import ValidationError as PydanticValidationError
 
+from mcpgym._execution import timeout_note
 from mcpgym.context import ToolContext, has_context, use_context
 from mcpgym.env import Environment, EnvironmentMetadata
 from mcpgym.errors import (
     ExecutionError,
+    InstanceBusy,
     InvalidRequest,
     SessionError,
     ToolError,
@@ -170,11 +172,15 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
         kwargs = spec.validate(arguments)
         try:
             value = await self._exclusive(getattr(self, spec.method), (), kwargs, timeout_s)
-        except TimeoutError:
+        except TimeoutError as exc:
+            detail = dict(exc.args[0]) if exc.args and isinstance(exc.args[0], dict) else {}
             raise ToolTimeout(
-                f"Tool {name!r} did not finish within {timeout_s} s", tool=name
+                f"Tool {name!r} did not finish within {timeout_s} s{timeout_note(detail)}",
+                tool=name,
+                timeout_s=timeout_s,
+                **detail,
             ) from None
-        except ToolError:
+        except (ToolError, InstanceBusy):
             raise
         except Exception as exc:
             raise ToolExecutionError(f"{type(exc).__name__}: {exc}", tool=name) from exc

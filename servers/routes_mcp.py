@@ -23,7 +23,9 @@ from starlette.types import Message, Receive, Scope, Send
 from mcpgym.servers.mcp_server import CURRENT_ENV
 from mcpgym.servers.principals import ProductionEnvs
 from mcpgym.servers.security import (
+    bearer_role,
     check_bearer,
+    forbidden,
     forbidden_origin,
     origin_allowed,
     unauthorized,
@@ -143,9 +145,15 @@ class McpEndpoint:
         if not origin_allowed(headers.get("origin"), self.settings):
             await forbidden_origin()(scope, receive, send)
             return
-        token = check_bearer(headers, self.settings)
-        if token is None:
+        found = bearer_role(headers, self.settings)
+        if found is None:
             await unauthorized()(scope, receive, send)
+            return
+        role, token = found
+        if role == "operator" and self.settings.principals:
+            # the operator token is infrastructure with no identity of its own (security.md)
+            message = "the operator token opens /ws only; call tools with a principal token"
+            await forbidden(message)(scope, receive, send)
             return
         if scope["method"] == "POST":
             replay = await _refuse_batches(scope, receive, send)

@@ -6,11 +6,12 @@ import contextlib
 import json
 import logging
 
+from starlette.responses import Response
 from starlette.websockets import WebSocket, WebSocketState
 
 from mcpgym.errors import CapacityReached, MCPGymError
 from mcpgym.servers.dispatch import Dispatcher, error_frame
-from mcpgym.servers.security import check_bearer, origin_allowed
+from mcpgym.servers.security import bearer_role, forbidden, origin_allowed, unauthorized
 from mcpgym.servers.sessions import SessionManager
 
 __all__ = ["websocket_endpoint"]
@@ -30,10 +31,14 @@ async def websocket_endpoint(websocket: WebSocket) -> None:
     dispatcher: Dispatcher = websocket.app.state.dispatcher
     settings = websocket.app.state.settings
     if not origin_allowed(websocket.headers.get("origin"), settings):
-        await websocket.close(code=1008, reason="Origin not allowed")
+        await _deny(websocket, forbidden("Origin not allowed"))
         return
-    if check_bearer(websocket.headers, settings) is None:
-        await websocket.close(code=1008, reason="missing or invalid bearer token")
+    role = bearer_role(websocket.headers, settings)
+    if role is None:
+        await _deny(websocket, unauthorized())
+        return
+    if role[0] == "principal":  # /ws is operator infrastructure: reset picks the identity
+        await _deny(websocket, forbidden("/ws needs the operator token; principals use /mcp"))
         return
     await websocket.accept()
     try:
@@ -81,6 +86,15 @@ async def websocket_endpoint(websocket: WebSocket) -> None:
         if websocket.application_state == WebSocketState.CONNECTED:
             with contextlib.suppress(Exception):  # the peer may already be gone
                 await websocket.close(code=code)
+
+
+async def _deny(websocket: WebSocket, response: Response) -> None:
+    """Refuse the upgrade with an HTTP response (401/403 and a JSON body) where the server
+    supports it (uvicorn does), else with close code 1008 (policy violation) before accepting."""
+    if "websocket.http.response" in websocket.scope.get("extensions", {}):
+        await websocket.send_denial_response(response)
+    else:
+        await websocket.close(code=1008)
 
 
 def _is_disconnect(exc: BaseException) -> bool:

@@ -22,12 +22,14 @@ class ServerSettings:
         reap_interval_s: how often idle sessions are looked for.
         max_frame_bytes: largest accepted WebSocket frame or HTTP body.
         step_timeout_s: default per-step timeout when the request names none (`None`: no limit).
-        token: bearer token required on `/mcp` and `/ws` when set.
+        token: the operator's bearer token: required on `/ws` and (without principals) on
+            `/mcp` when set. With principals it opens `/ws` only (see docs/security.md).
         allowed_origins: browser origins accepted besides localhost ones.
         allowed_hosts: `Host` header values accepted besides loopback ones (DNS-rebinding guard).
         principals: token → reset options; each token's holder gets its own production instance
             (e.g. `{"tok-a": {"user": "alice@acme.test"}}`). Implies bearer auth.
-        production_ws: in production mode, serve `/ws` too (requires `token`).
+        production_ws: in production mode, serve `/ws` too (requires `token`; only that token
+            opens it, never a principal's).
     """
 
     mode: Mode = "simulation"
@@ -47,5 +49,6 @@ class ServerSettings:
             raise ValueError(f"mode must be 'simulation' or 'production', not {self.mode!r}")
         if self.max_sessions < 1:
             raise ValueError("max_sessions must be at least 1")
-        if self.production_ws and not (self.token or self.principals):
-            raise ValueError("production_ws requires a token: /ws controls episodes")
+        if self.production_ws and not self.token:
+            # principal tokens never open /ws: only the operator's token can
+            raise ValueError("production_ws requires the operator token: /ws controls episodes")
