@@ -184,7 +184,7 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
             raise
         except Exception as exc:
             raise ToolExecutionError(f"{type(exc).__name__}: {exc}", tool=name) from exc
-        return spec.dump_result(value)
+        return _dump(spec, value)
 
     def call_tool_sync(self, name: str, arguments: dict[str, Any] | None) -> Any:
         """`call_tool` for in-process, synchronous use (async tools run in a fresh event loop)."""
@@ -201,7 +201,7 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
             raise
         except Exception as exc:
             raise ToolExecutionError(f"{type(exc).__name__}: {exc}", tool=name) from exc
-        return spec.dump_result(value)
+        return _dump(spec, value)
 
     def step(
         self,
@@ -290,6 +290,18 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
         if self._rubric_trace is None:  # a subclass reset() that skipped super().reset()
             self._rubric_trace = RubricTrace()
         return self._rubric_trace
+
+
+def _dump(spec: ToolSpec, value: Any) -> Any:
+    """The result as JSON data, or a tool error (the same on every transport) when it is not."""
+    try:
+        return spec.dump_result(value)
+    except Exception as exc:
+        raise ToolExecutionError(
+            f"the tool returned a value that cannot be sent as JSON "
+            f"({type(value).__name__}): {type(exc).__name__}: {str(exc)[:200]}",
+            tool=spec.name,
+        ) from None
 
 
 def _require_no_running_loop() -> None:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
+from typing import Any
 
 from starlette.responses import Response
 from starlette.websockets import WebSocket, WebSocketState
 
-from mcpgym.errors import CapacityReached, MCPGymError
+from mcpgym.errors import CapacityReached, ExecutionError, MCPGymError
+from mcpgym.servers import wire_json
 from mcpgym.servers.dispatch import Dispatcher, error_frame
 from mcpgym.servers.security import bearer_role, forbidden, origin_allowed, unauthorized
 from mcpgym.servers.sessions import SessionManager
@@ -22,7 +23,14 @@ log = logging.getLogger("mcpgym.servers")
 _CLOSE_NORMAL, _CLOSE_IDLE, _CLOSE_ERROR, _CLOSE_BUSY = 1000, 1001, 1011, 1013
 
 
-_encode = json.JSONEncoder(separators=(",", ":"), default=str).encode  # built once: hot path
+def _encode(reply: dict[str, Any]) -> str:
+    """Strict JSON; a reply JSON cannot carry (the environment put NaN or an object in an
+    observation) becomes an EXECUTION_ERROR frame for this request only."""
+    try:
+        return wire_json.dumps(reply)
+    except (TypeError, ValueError) as exc:
+        err = ExecutionError(f"the reply cannot be sent as JSON: {str(exc)[:200]}")
+        return wire_json.dumps(error_frame(err, reply.get("id")))
 
 
 async def websocket_endpoint(websocket: WebSocket) -> None:

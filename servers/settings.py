@@ -28,6 +28,13 @@ class ServerSettings:
         allowed_hosts: `Host` header values accepted besides loopback ones (DNS-rebinding guard).
         principals: token → reset options; each token's holder gets its own production instance
             (e.g. `{"tok-a": {"user": "alice@acme.test"}}`). Implies bearer auth.
+        max_header_bytes: largest request head (request line + headers), on h11 and httptools.
+        max_headers: most headers one request may carry.
+        max_line_bytes: longest stdio line (one JSON-RPC message).
+        max_mcp_sessions: concurrent simulation `/mcp` sessions, a quota of their own so MCP
+            clients cannot take `/ws`'s slots (`None`: the same as `max_sessions`).
+        worker_threads: size of the shared pool running sync environment code (`None`:
+            min(32, cpus + 4)); timed-out calls leave it (docs/security.md).
         production_ws: in production mode, serve `/ws` too (requires `token`; only that token
             opens it, never a principal's).
     """
@@ -43,6 +50,11 @@ class ServerSettings:
     allowed_hosts: tuple[str, ...] = field(default_factory=tuple)
     principals: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     production_ws: bool = False
+    max_header_bytes: int = 32 * 1024
+    max_headers: int = 100
+    max_line_bytes: int = 4 * 1024 * 1024
+    max_mcp_sessions: int | None = None
+    worker_threads: int | None = None
 
     def __post_init__(self) -> None:
         if self.mode not in ("simulation", "production"):
