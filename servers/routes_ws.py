@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
-from typing import Any
+from collections.abc import Coroutine
+from typing import Any, TypeVar
 
 from starlette.responses import Response
 from starlette.websockets import WebSocket, WebSocketState
@@ -18,6 +20,7 @@ from mcpgym.servers.sessions import SessionManager
 __all__ = ["websocket_endpoint"]
 
 log = logging.getLogger("mcpgym.servers")
+_R = TypeVar("_R")
 
 # Close codes: 1000 normal, 1001 going away (idle reap), 1011 server error, 1013 try again later.
 _CLOSE_NORMAL, _CLOSE_IDLE, _CLOSE_ERROR, _CLOSE_BUSY = 1000, 1001, 1011, 1013
@@ -64,9 +67,10 @@ async def websocket_endpoint(websocket: WebSocket) -> None:
 
     session.on_reap = close_idle
     code = _CLOSE_NORMAL
+    watch = _DisconnectWatch(websocket)
     try:
         while True:
-            message = await websocket.receive()
+            message = await watch.next_message()
             if message["type"] == "websocket.disconnect":
                 return
             text = message.get("text")
@@ -75,10 +79,12 @@ async def websocket_endpoint(websocket: WebSocket) -> None:
             session.touch()
             session.busy += 1
             try:
-                reply, close_after = await dispatcher.handle_text(session, text)
+                reply, close_after = await watch.during(dispatcher.handle_text(session, text))
             finally:
                 session.busy -= 1
                 session.touch()
+            if reply is None and close_after is None:  # the client left mid-call: cancelled
+                return
             if session.closed:  # reaped while we worked
                 return
             if reply is not None:
@@ -90,10 +96,65 @@ async def websocket_endpoint(websocket: WebSocket) -> None:
             log.exception("session %s failed", session.id)
             code = _CLOSE_ERROR
     finally:
+        if watch.reader is not None:
+            watch.reader.cancel()
         await sessions.close(session)
         if websocket.application_state == WebSocketState.CONNECTED:
             with contextlib.suppress(Exception):  # the peer may already be gone
                 await websocket.close(code=code)
+
+
+class _DisconnectWatch:
+    """Cancels a call in flight when its client disconnects, at almost no cost per frame.
+
+    Nothing reads the socket while a frame is being handled, so a departed client would go
+    unnoticed until the call ended. A call still running after `WATCH_AFTER_S` gets a reader:
+    a disconnect cancels the call (an async tool is cancelled, a sync one detached); a frame
+    that arrives instead is kept and handled next, in order. Fast calls cost one timer.
+    """
+
+    WATCH_AFTER_S = 0.05
+
+    def __init__(self, websocket: WebSocket) -> None:
+        self.websocket = websocket
+        self.reader: asyncio.Future[Any] | None = None
+        self.gone = False
+        self.in_call = False
+
+    async def next_message(self) -> Any:
+        reader, self.reader = self.reader, None
+        return await (reader if reader is not None else self.websocket.receive())
+
+    async def during(self, call: Coroutine[Any, Any, _R]) -> _R | tuple[None, None]:
+        task = asyncio.current_task()
+        assert task is not None
+        timer = asyncio.get_running_loop().call_later(self.WATCH_AFTER_S, self._watch, task)
+        self.in_call = True
+        try:
+            return await call
+        except asyncio.CancelledError:
+            if not self.gone:
+                raise
+            task.uncancel()
+            return None, None
+        finally:
+            self.in_call = False
+            timer.cancel()
+
+    def _watch(self, task: asyncio.Task[Any]) -> None:
+        if self.reader is not None:
+            return
+        reader = self.reader = asyncio.ensure_future(self.websocket.receive())
+
+        def arrived(done: asyncio.Future[Any]) -> None:
+            if done.cancelled() or done.exception() is not None:
+                return
+            gone = done.result()["type"] == "websocket.disconnect"
+            if gone and self.in_call and not task.done():
+                self.gone = True
+                task.cancel()
+
+        reader.add_done_callback(arrived)
 
 
 async def _deny(websocket: WebSocket, response: Response) -> None:
