@@ -22,6 +22,7 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import threading
 import time
@@ -115,7 +116,7 @@ class WorkerPool:
             return job.state
 
     def stats(self) -> dict[str, int]:
-        """`{"size", "live", "idle", "queued", "detached"}`: `detached` threads run overdue calls."""
+        """`{"size", "live", "idle", "queued", "detached"}` (`detached`: overdue calls running)."""
         with self._lock:
             return {
                 "size": self.size,
@@ -147,18 +148,20 @@ class WorkerPool:
                 ok, value = True, job.fn()
             except BaseException as exc:  # delivered to the caller, never lost in a thread
                 ok, value = False, exc
-            with self._lock:
-                detached = job.state == "detached"
-                if detached:
-                    self._detached -= 1
-                else:
-                    job.state = "done"
-            try:
+            detached = self._finish(job)
+            with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits any more
                 job.loop.call_soon_threadsafe(_deliver, job.future, ok, value)
-            except RuntimeError:  # the loop is closed: nobody is waiting any more
-                pass
             if detached:
                 return  # a replacement took this thread's place when the call timed out
+
+    def _finish(self, job: _Job) -> bool:
+        """Mark `job` done; True when it had been detached (its thread must then exit)."""
+        with self._lock:
+            if job.state == "detached":
+                self._detached -= 1
+                return True
+            job.state = "done"
+            return False
 
 
 _shared: WorkerPool | None = None

@@ -211,7 +211,7 @@ class Environment(Generic[ActT, ObsT, StateT]):
 
     @property
     def overdue_call(self) -> dict[str, Any] | None:
-        """`{"call", "timeout_s", "overdue_s"}` while a timed-out sync call still runs, else None."""
+        """`{"call", "timeout_s", "overdue_s"}` while a timed-out sync call runs, else None."""
         overdue: dict[str, Any] | None = self.__dict__.get("_mcpgym_overdue")
         if overdue is None:
             return None

@@ -162,7 +162,8 @@ class HarnessProcess:
         return b"".join(self._tail).decode("utf-8", "replace")[-limit:]
 
     async def _watch_exit(self) -> int:
-        while self._proc.returncode is None:
+        # asyncio signals an exit only once every pipe is closed, so poll the return code
+        while self._proc.returncode is None:  # noqa: ASYNC110
             await asyncio.sleep(_EXIT_POLL_S)
         return self._proc.returncode
 

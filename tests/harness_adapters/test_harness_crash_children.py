@@ -68,7 +68,11 @@ async def test_orphans_that_left_the_group_are_found_by_their_marker(leaks: Leak
         "p = subprocess.Popen(['setsid', 'sleep', '300'])\n"
         "print(p.pid, flush=True)\n"
     )
-    outer = f"import subprocess, sys, time; subprocess.run([sys.executable, '-c', {middle!r}]); time.sleep(300)"
+    outer = (
+        "import subprocess, sys, time\n"
+        f"subprocess.run([sys.executable, '-c', {middle!r}])\n"
+        "time.sleep(300)\n"
+    )
     proc = await HarnessProcess.spawn([sys.executable, "-c", outer])
     try:
         line = await asyncio.wait_for(proc.readline(), 20.0)
