@@ -286,3 +286,28 @@ async def test_a_client_disconnect_cancels_the_step_in_flight(simulation: Runnin
     while label not in CANCELLED:
         assert time.monotonic() < deadline, "the call outlived its client"
         await asyncio.sleep(0.02)
+
+
+# -- 8. stdio: deep nesting is answered with the request's id; lines are capped --------------------
+
+
+def test_stdio_answers_deep_and_overlong_lines_and_keeps_serving() -> None:
+    from helpers.mcp import StdioProcess
+
+    proc = StdioProcess("mcpgym.examples.guess:GuessEnv", "--max-line-bytes", "65536")
+    try:
+        proc.initialize()
+        deep = {"deep": json.loads("[" * 300 + "]" * 300)}
+        request = {"jsonrpc": "2.0", "id": 41, "method": "tools/call", "params": deep}
+        proc.send(request)
+        reply = proc.receive()
+        assert reply["id"] == 41 and reply["error"]["code"] in (-32600, -32602, -32700)
+        proc.send(
+            '{"jsonrpc":"2.0","id":42,"method":"ping","params":{"x":"' + "a" * 200_000 + '"}}'
+        )
+        reply = proc.receive()
+        assert reply["error"]["code"] == -32600 and "exceeds" in reply["error"]["message"]
+        again = proc.request("tools/call", {"name": "guess", "arguments": {"n": 5}}, 43)
+        assert again["result"]["isError"] is False
+    finally:
+        proc.kill()
