@@ -68,3 +68,8 @@ demo *ARGS: setup
 # A served example environment and one client episode over the WebSocket (Guess the Number).
 example: setup
     {{py}} -m mcpgym.examples.demo
+
+# Reliability under hostile load (not in CI): fuzzed inputs and 5xx, a bystander's stall under the
+# worst Calendar calls and 8 hung sync tools, impersonation attempts, RSS after 10,000 WS cycles.
+bench-reliability *ARGS: setup
+    {{py}} bench/reliability.py {{ARGS}}

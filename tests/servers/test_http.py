@@ -44,7 +44,7 @@ def test_health_reports_mode_and_no_sessions(guess_client: TestClient) -> None:
     response = guess_client.get("/health")
     assert response.status_code == 200
     body = response.json()
-    assert set(body.pop("workers")) == {"size", "live", "idle", "queued", "detached"}
+    assert set(body.pop("workers")) == {"size", "live", "idle", "queued", "slow", "detached"}
     assert body == {"status": "healthy", "mode": "simulation", "sessions": 0}
 
 
