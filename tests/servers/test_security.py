@@ -311,3 +311,12 @@ def test_stdio_answers_deep_and_overlong_lines_and_keeps_serving() -> None:
         assert again["result"]["isError"] is False
     finally:
         proc.kill()
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -1.0, 0, True, "1"])
+def test_timeout_s_must_be_a_positive_finite_number(value: Any) -> None:
+    from mcpgym.errors import InvalidRequest
+    from mcpgym.servers.dispatch import _timeout  # pyright: ignore[reportPrivateUsage]
+
+    with pytest.raises(InvalidRequest, match="timeout_s"):
+        _timeout(value)
