@@ -186,6 +186,37 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
             raise ToolExecutionError(f"{type(exc).__name__}: {exc}", tool=name) from exc
         return _dump(spec, value)
 
+    async def invoke_tool(
+        self, name: str, arguments: dict[str, Any] | None, timeout_s: float | None = None
+    ) -> Any:
+        """What transports call: `call_tool` under the framework's execution rules.
+
+        A class that overrides both `call_tool` and `call_tool_sync` (to run tools its own way,
+        as Calendar Gym does for speed) still gets them: its `call_tool_sync` runs inline when
+        `blocking = False` (timed, moved to the pool if it holds the loop), else in the pool,
+        and `timeout_s` is kept either way (mcpgym._execution).
+        """
+        cls = type(self)
+        if cls.call_tool is MCPEnvironment.call_tool or (
+            cls.call_tool_sync is MCPEnvironment.call_tool_sync
+        ):
+            return await self.call_tool(name, arguments, timeout_s)
+
+        def run() -> Any:
+            return self.call_tool_sync(name, arguments)
+
+        run.__name__ = f"call_tool:{name}"  # inline demotion is per tool
+        try:
+            return await self._exclusive(run, (), {}, timeout_s)
+        except TimeoutError as exc:
+            detail = dict(exc.args[0]) if exc.args and isinstance(exc.args[0], dict) else {}
+            raise ToolTimeout(
+                f"Tool {name!r} did not finish within {timeout_s} s{timeout_note(detail)}",
+                tool=name,
+                timeout_s=timeout_s,
+                **detail,
+            ) from None
+
     def call_tool_sync(self, name: str, arguments: dict[str, Any] | None) -> Any:
         """`call_tool` for in-process, synchronous use (async tools run in a fresh event loop)."""
         spec = self.get_tool(name)
@@ -237,7 +268,7 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
         tool_ctx = self._simulation_context(action.tool_name)
         try:
             with use_context(tool_ctx) if tool_ctx else contextlib.nullcontext():
-                result = await self.call_tool(action.tool_name, action.arguments, timeout_s)
+                result = await self.invoke_tool(action.tool_name, action.arguments, timeout_s)
             obs = CallToolObservation(tool_name=action.tool_name, result=result)
         except ToolError as err:
             obs = CallToolObservation(

@@ -170,10 +170,10 @@ def build_mcp_server(
         try:
             arguments = dict(params.arguments or {})
             if spec.context_param is None:  # the common case: nothing to hand the tool
-                dumped = await env.call_tool(params.name, arguments, timeout_s)
+                dumped = await env.invoke_tool(params.name, arguments, timeout_s)
             else:
                 with use_context(SessionToolContext(ctx, params)):
-                    dumped = await env.call_tool(params.name, arguments, timeout_s)
+                    dumped = await env.invoke_tool(params.name, arguments, timeout_s)
         except InputRequired as ask:  # 2026-07-28: the client answers, then calls again
             return ask.result()
         except CapabilityMissing as err:

@@ -103,3 +103,17 @@ def mcp_call(
     if text.startswith("event:") or "\ndata:" in text:  # an SSE stream: take the data line
         text = next(line[5:] for line in text.splitlines() if line.startswith("data:"))
     return json.loads(text)
+
+
+class OwnCallsEnv(InlineBusyEnv):
+    """Runs tools its own way (overrides `call_tool` and `call_tool_sync`, as Calendar Gym does):
+    the framework's execution rules must still apply."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any] | None, timeout_s: float | None = None
+    ) -> Any:
+        return self.call_tool_sync(name, arguments)
+
+    def call_tool_sync(self, name: str, arguments: dict[str, Any] | None) -> Any:
+        spec = self.get_tool(name)
+        return spec.dump_result(getattr(self, spec.method)(**spec.validate(arguments)))

@@ -15,7 +15,15 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
-from helpers.hostile import CANCELLED, RELEASE, HangEnv, InlineBusyEnv, mcp_call, mcp_initialize
+from helpers.hostile import (
+    CANCELLED,
+    RELEASE,
+    HangEnv,
+    InlineBusyEnv,
+    OwnCallsEnv,
+    mcp_call,
+    mcp_initialize,
+)
 from helpers.server import RunningServer, run_server
 from helpers.wait import wait_until
 from mcpgym.examples.guess import GuessEnv
@@ -136,8 +144,9 @@ async def test_hung_sync_calls_do_not_stall_bystanders_or_new_sessions() -> None
 # -- 7. blocking = False honours timeouts and cannot keep the loop --------------------------------
 
 
-async def test_inline_calls_that_overrun_are_timed_out_and_moved_off_the_loop() -> None:
-    with run_server(create_app(InlineBusyEnv)) as server:
+@pytest.mark.parametrize("env", [InlineBusyEnv, OwnCallsEnv], ids=["inline", "own-call-tool"])
+async def test_inline_calls_that_overrun_are_timed_out_and_moved_off_the_loop(env: type) -> None:
+    with run_server(create_app(env)) as server:
         async with connect(server.ws_url) as ws:
             await ws.send(json.dumps({"type": "reset"}))
             await ws.recv()
