@@ -83,7 +83,7 @@ async def bystander(
     ws = await open_session(url)
     latencies: list[float] = []
     try:
-        while not stop.is_set():
+        while not stop.is_set() or len(latencies) < 20:
             started = time.perf_counter()
             await ws.send(frame(tool, **args))
             await ws.recv()

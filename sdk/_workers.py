@@ -76,7 +76,8 @@ class WorkerPool:
         self._queue: deque[_Job] = deque()
         self._running: set[_Job] = set()
         self._live = 0  # threads counted against `size`
-        self._idle = 0
+        self._idle = 0  # threads waiting for work and not yet woken for a job
+        self._woken = 0  # threads notified for a job but not yet running
         self._slow = 0  # threads running a slow call (not counted against `size`)
         self._detached = 0  # threads still running a timed-out call
         self._seq = 0
@@ -106,6 +107,10 @@ class WorkerPool:
         with self._lock:
             self._queue.append(job)
             if self._idle:
+                # count the wake-up now: a second submit before this thread runs must not
+                # believe it idle too (its job would then wait for no thread)
+                self._idle -= 1
+                self._woken += 1
                 self._ready.notify()
             elif self._live < self.size:
                 self._spawn()
@@ -190,7 +195,10 @@ class WorkerPool:
                 while not self._queue:
                     self._idle += 1
                     self._ready.wait()
-                    self._idle -= 1
+                    if self._woken:
+                        self._woken -= 1  # submit already took us off the idle count
+                    else:
+                        self._idle -= 1
                 job = self._queue.popleft()
                 job.state = "running"
                 job.started = time.monotonic()

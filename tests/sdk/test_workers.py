@@ -60,3 +60,10 @@ async def test_errors_reach_the_caller() -> None:
 
     with pytest.raises(ValueError, match="boom"):
         await pool.run(boom)
+
+
+async def test_no_call_waits_for_a_thread_that_was_woken_for_another() -> None:
+    pool = WorkerPool(size=2)
+    for _ in range(200):  # bursts of more calls than threads: each one is picked up
+        await asyncio.wait_for(asyncio.gather(*(pool.run(lambda: 1) for _ in range(5))), 5)
+    assert pool.stats()["queued"] == 0
