@@ -335,7 +335,7 @@ async def churn(ns: argparse.Namespace) -> Figures:
                 await ws.send(frame("guess", n=50))  # vanish mid-call
                 ws.transport.abort()
 
-        for i in range(200):  # warm-up: allocator and caches settle
+        for i in range(1000):  # warm-up: allocator, caches and pools settle
             await one(i)
         await asyncio.sleep(1.0)
         base_rss = server.rss_mb()

@@ -123,7 +123,7 @@ async def health(request: Request) -> Response:
     sessions: SessionManager = request.app.state.sessions
     state = request.app.state
     count = len(sessions)
-    if state.production is not None:
+    if getattr(state, "production", None) is not None:  # apps built around us may lack it
         count += state.mcp.open_sessions()
     return JSONResponse(
         {
