@@ -151,3 +151,8 @@ test-kubernetes *ARGS: setup
 # Aggregate steps/s over 1, 2 and 4 process pool members at fixed total sessions, beside one server.
 bench-pool *ARGS: setup
     {{py}} bench/pool_bench.py {{ARGS}}
+
+# Reliability under hostile load (not in CI): fuzzed inputs and 5xx, a bystander's stall under the
+# worst Calendar calls and 8 hung sync tools, impersonation attempts, RSS after 10,000 WS cycles.
+bench-reliability *ARGS: setup
+    {{py}} bench/reliability.py {{ARGS}}

@@ -17,7 +17,7 @@ from pydantic.fields import FieldInfo
 from mcpgym.context import ToolContext
 from mcpgym.errors import EnvironmentDefinitionError
 
-__all__ = ["jsonable", "parse_docstring", "validation_errors"]
+__all__ = ["jsonable", "parse_docstring", "strict_jsonable", "validation_errors"]
 
 
 def validation_errors(exc: PydanticValidationError) -> list[dict[str, Any]]:
@@ -40,6 +40,11 @@ def jsonable(value: Any) -> Any:
         return _any_to_python(value, mode="json")
     except Exception:
         return repr(value)
+
+
+def strict_jsonable(value: Any) -> Any:
+    """`value` as JSON data; raises for values JSON cannot carry (`object()`, invalid bytes)."""
+    return _any_to_python(value, mode="json")
 
 
 # `TypeAdapter(Any)` costs tens of µs to build: build it once, and call its serializer directly.

@@ -30,14 +30,22 @@ Example:
 from __future__ import annotations
 
 import asyncio
-import functools
 import inspect
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, ClassVar, Generic, TypeVar, cast
 
 from pydantic import BaseModel, TypeAdapter
 from pydantic import ValidationError as PydanticValidationError
 
+from mcpgym._execution import (
+    busy_error,
+    is_demoted,
+    run_async,
+    run_in_pool,
+    run_inline,
+    timeout_note,
+)
 from mcpgym.errors import ExecutionError, InvalidRequest, MCPGymError, StepTimeout
 from mcpgym.tools import validation_errors
 from mcpgym.types import Action, Observation, State
@@ -69,8 +77,15 @@ class Environment(Generic[ActT, ObsT, StateT]):
         action_type: the `Action` model `step` accepts (default `Action`).
         observation_type: the `Observation` model `step` returns (for schemas and clients).
         state_type: the `State` model `state` returns.
-        blocking: `True` (default) runs sync methods in a worker thread so a slow environment never
-            stalls the server; set `False` for cheap, CPU-light sync environments.
+        blocking: `True` (default) runs sync methods in the shared worker pool, so a slow or hung
+            environment never stalls the server and `timeout_s` is kept. `False` is the author's
+            promise that every sync call returns within a few milliseconds: it runs inline on the
+            event loop (no thread hop); a call that overran its timeout is answered as timed out,
+            and a method that held the loop beyond `inline_budget_s` runs in the pool from then
+            on (see docs/security.md).
+        inline_budget_s: with `blocking = False`, how long one inline call may hold the event loop
+            before that method is moved to the pool (default 0.02 s; `None`: never, the author
+            accepts that a slow call stalls every session).
         description / version: shown by `/metadata`.
 
     Methods (implement in ALL subclasses): `reset`, `step`, `state`; `close` is optional.
@@ -80,6 +95,7 @@ class Environment(Generic[ActT, ObsT, StateT]):
     observation_type: ClassVar[type[Observation]] = Observation
     state_type: ClassVar[type[State]] = State
     blocking: ClassVar[bool] = True
+    inline_budget_s: ClassVar[float | None] = 0.02
     description: ClassVar[str] = ""
     version: ClassVar[str] = "0.0.0"
 
@@ -158,16 +174,25 @@ class Environment(Generic[ActT, ObsT, StateT]):
 
     async def aclose(self) -> None:
         """`close` for async callers; waits for a call still running in a worker thread."""
-        await self._contract_call(self.close, None)
+        await self._contract_call(self.close, None, _wait_if_busy=True)
 
     async def _contract_call(
-        self, method: Callable[..., Any], deadline: float | None, /, *args: Any, **kwargs: Any
+        self,
+        method: Callable[..., Any],
+        deadline: float | None,
+        /,
+        *args: Any,
+        _wait_if_busy: bool = False,
+        **kwargs: Any,
     ) -> Any:
         try:
-            return await self._exclusive(method, args, kwargs, deadline)
-        except TimeoutError:
+            return await self._exclusive(method, args, kwargs, deadline, _wait_if_busy)
+        except TimeoutError as exc:
+            detail = dict(exc.args[0]) if exc.args and isinstance(exc.args[0], dict) else {}
             raise StepTimeout(
-                f"step did not finish within {deadline} s", timeout_s=deadline
+                f"step did not finish within {deadline} s{timeout_note(detail)}",
+                timeout_s=deadline,
+                **detail,
             ) from None
         except MCPGymError:
             raise
@@ -184,48 +209,34 @@ class Environment(Generic[ActT, ObsT, StateT]):
             lock = self.__dict__["_mcpgym_lock"] = asyncio.Lock()
         return lock
 
+    @property
+    def overdue_call(self) -> dict[str, Any] | None:
+        """`{"call", "timeout_s", "overdue_s"}` while a timed-out sync call runs, else None."""
+        overdue: dict[str, Any] | None = self.__dict__.get("_mcpgym_overdue")
+        if overdue is None:
+            return None
+        return {**overdue, "overdue_s": round(time.monotonic() - overdue["since"], 3)}
+
     async def _exclusive(
         self,
         method: Callable[..., Any],
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
         timeout_s: float | None,
+        wait_if_busy: bool = False,
     ) -> Any:
         """Run one method of this instance, never overlapping another call of the same instance.
 
-        Async methods run on the loop (cancelled on timeout); sync methods run in the shared worker
-        pool when `blocking` (else inline). A thread cannot be cancelled, so a timed-out sync call
-        keeps the instance locked until it really returns. Raises `TimeoutError` on timeout and
-        whatever the method raised otherwise.
+        See `mcpgym._execution` for where each kind of method runs and how timeouts are kept.
+        Raises `TimeoutError` on timeout, `InstanceBusy` while a timed-out call still runs
+        (unless `wait_if_busy`: `close` waits for it), and whatever the method raised otherwise.
         """
+        if not wait_if_busy and "_mcpgym_overdue" in self.__dict__:
+            raise busy_error(self)
         lock = self._call_lock()
         await lock.acquire()
-        handed_over = False
-        try:
-            if inspect.iscoroutinefunction(method):
-                fut: asyncio.Future[Any] = asyncio.ensure_future(method(*args, **kwargs))
-                cancellable = True
-            elif self.blocking:
-                loop = asyncio.get_running_loop()
-                fut = loop.run_in_executor(None, functools.partial(method, *args, **kwargs))
-                cancellable = False
-            else:
-                result = method(*args, **kwargs)
-                return (await result) if inspect.isawaitable(result) else result
-            fut.add_done_callback(lambda _: lock.release())
-            handed_over = True
-            try:
-                done, _ = await asyncio.wait([fut], timeout=timeout_s)
-            except asyncio.CancelledError:
-                if cancellable:
-                    fut.cancel()
-                raise
-            if not done:
-                if cancellable:
-                    fut.cancel()
-                raise TimeoutError
-            result = fut.result()
-            return (await result) if inspect.isawaitable(result) else result
-        finally:
-            if not handed_over:
-                lock.release()
+        if inspect.iscoroutinefunction(method):
+            return await run_async(lock, method, args, kwargs, timeout_s)
+        if self.blocking or is_demoted(type(self), method):
+            return await run_in_pool(self, lock, method, args, kwargs, timeout_s)
+        return await run_inline(self, lock, method, args, kwargs, timeout_s)

@@ -10,7 +10,8 @@ JSON-RPC code used on MCP transports, so transports translate errors without a t
     │   ├── InvalidRequest       VALIDATION_ERROR   422  -32602
     │   └── FrameTooLarge        VALIDATION_ERROR   413  -32600
     ├── SessionError             SESSION_ERROR      409  -32000  (e.g. step before reset)
-    │   └── CapacityReached      CAPACITY_REACHED   503  -32000
+    │   ├── CapacityReached      CAPACITY_REACHED   503  -32000
+    │   └── InstanceBusy         SESSION_ERROR      409  -32000  (a timed-out call still runs)
     ├── ExecutionError           EXECUTION_ERROR    500  -32603  (the environment raised)
     │   ├── StepTimeout          EXECUTION_ERROR    504  -32603
     │   └── RubricError          a rubric failed (mcpgym.rubrics)
@@ -43,6 +44,7 @@ __all__ = [
     "EnvironmentDefinitionError",
     "ExecutionError",
     "FrameTooLarge",
+    "InstanceBusy",
     "InvalidJSON",
     "InvalidRequest",
     "InvalidToolArguments",
@@ -123,6 +125,12 @@ class SessionError(MCPGymError):
 class CapacityReached(SessionError):
     code = "CAPACITY_REACHED"
     http_status = 503
+
+
+class InstanceBusy(SessionError):
+    """The instance is still running a sync call that timed out; a thread cannot be stopped, so
+    the instance refuses calls until that one returns (`call`, `overdue_s` say which and since
+    when). Other sessions are unaffected."""
 
 
 class ExecutionError(MCPGymError):

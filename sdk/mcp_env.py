@@ -27,10 +27,12 @@ from typing import Any, ClassVar
 
 from pydantic import ValidationError as PydanticValidationError
 
+from mcpgym._execution import timeout_note
 from mcpgym.context import ToolContext, has_context, use_context
 from mcpgym.env import Environment, EnvironmentMetadata
 from mcpgym.errors import (
     ExecutionError,
+    InstanceBusy,
     InvalidRequest,
     SessionError,
     ToolError,
@@ -170,15 +172,50 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
         kwargs = spec.validate(arguments)
         try:
             value = await self._exclusive(getattr(self, spec.method), (), kwargs, timeout_s)
-        except TimeoutError:
+        except TimeoutError as exc:
+            detail = dict(exc.args[0]) if exc.args and isinstance(exc.args[0], dict) else {}
             raise ToolTimeout(
-                f"Tool {name!r} did not finish within {timeout_s} s", tool=name
+                f"Tool {name!r} did not finish within {timeout_s} s{timeout_note(detail)}",
+                tool=name,
+                timeout_s=timeout_s,
+                **detail,
             ) from None
-        except ToolError:
+        except (ToolError, InstanceBusy):
             raise
         except Exception as exc:
             raise ToolExecutionError(f"{type(exc).__name__}: {exc}", tool=name) from exc
-        return spec.dump_result(value)
+        return _dump(spec, value)
+
+    async def invoke_tool(
+        self, name: str, arguments: dict[str, Any] | None, timeout_s: float | None = None
+    ) -> Any:
+        """What transports call: `call_tool` under the framework's execution rules.
+
+        A class that overrides both `call_tool` and `call_tool_sync` (to run tools its own way,
+        as Calendar Gym does for speed) still gets them: its `call_tool_sync` runs inline when
+        `blocking = False` (timed, moved to the pool if it holds the loop), else in the pool,
+        and `timeout_s` is kept either way (mcpgym._execution).
+        """
+        cls = type(self)
+        if cls.call_tool is MCPEnvironment.call_tool or (
+            cls.call_tool_sync is MCPEnvironment.call_tool_sync
+        ):
+            return await self.call_tool(name, arguments, timeout_s)
+
+        def run() -> Any:
+            return self.call_tool_sync(name, arguments)
+
+        run.__name__ = f"call_tool:{name}"  # inline demotion is per tool
+        try:
+            return await self._exclusive(run, (), {}, timeout_s)
+        except TimeoutError as exc:
+            detail = dict(exc.args[0]) if exc.args and isinstance(exc.args[0], dict) else {}
+            raise ToolTimeout(
+                f"Tool {name!r} did not finish within {timeout_s} s{timeout_note(detail)}",
+                tool=name,
+                timeout_s=timeout_s,
+                **detail,
+            ) from None
 
     def call_tool_sync(self, name: str, arguments: dict[str, Any] | None) -> Any:
         """`call_tool` for in-process, synchronous use (async tools run in a fresh event loop)."""
@@ -195,7 +232,7 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
             raise
         except Exception as exc:
             raise ToolExecutionError(f"{type(exc).__name__}: {exc}", tool=name) from exc
-        return spec.dump_result(value)
+        return _dump(spec, value)
 
     def step(
         self,
@@ -231,7 +268,7 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
         tool_ctx = self._simulation_context(action.tool_name)
         try:
             with use_context(tool_ctx) if tool_ctx else contextlib.nullcontext():
-                result = await self.call_tool(action.tool_name, action.arguments, timeout_s)
+                result = await self.invoke_tool(action.tool_name, action.arguments, timeout_s)
             obs = CallToolObservation(tool_name=action.tool_name, result=result)
         except ToolError as err:
             obs = CallToolObservation(
@@ -284,6 +321,18 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
         if self._rubric_trace is None:  # a subclass reset() that skipped super().reset()
             self._rubric_trace = RubricTrace()
         return self._rubric_trace
+
+
+def _dump(spec: ToolSpec, value: Any) -> Any:
+    """The result as JSON data, or a tool error (the same on every transport) when it is not."""
+    try:
+        return spec.dump_result(value)
+    except Exception as exc:
+        raise ToolExecutionError(
+            f"the tool returned a value that cannot be sent as JSON "
+            f"({type(value).__name__}): {type(exc).__name__}: {str(exc)[:200]}",
+            tool=spec.name,
+        ) from None
 
 
 def _require_no_running_loop() -> None:

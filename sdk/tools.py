@@ -35,8 +35,8 @@ from mcpgym._hints import (
     context_param,
     has_description,
     is_object_schema,
-    jsonable,
     parse_docstring,
+    strict_jsonable,
     validation_errors,
 )
 from mcpgym.content import ContentBlocks, as_blocks, is_content_annotation
@@ -343,7 +343,7 @@ def _dump_untyped(value: Any) -> Any:
         return blocks
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json")
-    return jsonable(value)
+    return strict_jsonable(value)  # raises for what JSON cannot carry (never a repr)
 
 
 def collect_tools(cls: type) -> dict[str, ToolSpec]:

@@ -9,12 +9,18 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 
+from mcpgym._workers import configure_shared_pool
 from mcpgym.env import Environment, EnvironmentMetadata
 from mcpgym.servers import routes_http
 from mcpgym.servers.dispatch import Dispatcher
 from mcpgym.servers.factory import make_factory
+from mcpgym.servers.limits import HeaderCountGuard
 from mcpgym.servers.mcp_mount import McpMount
 from mcpgym.servers.principals import ProductionEnvs
 from mcpgym.servers.routes_tasks import TASK_ROUTES
@@ -54,6 +60,15 @@ async def _probe(factory: Any, env_cls: type | None) -> EnvInfo:
         await env.aclose()
 
 
+async def _json_http_error(request: Request, exc: Exception) -> Response:
+    status = exc.status_code if isinstance(exc, HTTPException) else 500
+    detail = exc.detail if isinstance(exc, HTTPException) else "internal error"
+    code = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}.get(status, "HTTP_ERROR")
+    headers = dict(exc.headers or {}) if isinstance(exc, HTTPException) else None
+    body = {"error": {"code": code, "message": str(detail)}}
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
 def create_app(
     env: Any,
     *,
@@ -76,9 +91,12 @@ def create_app(
     """
     settings = replace(settings or ServerSettings(mode=mode), **({"mode": mode} | overrides))
     factory, env_cls = make_factory(env, settings.mode)
+    if settings.worker_threads is not None:
+        configure_shared_pool(settings.worker_threads)
     sessions = SessionManager(
         factory,
         max_sessions=settings.max_sessions,
+        max_mcp_sessions=settings.max_mcp_sessions,
         idle_timeout_s=settings.idle_timeout_s,
         reap_interval_s=settings.reap_interval_s,
         inline_factory=env_cls is not None and not getattr(env_cls, "blocking", True),
@@ -140,7 +158,12 @@ def create_app(
         from mcpgym.servers.web import web_routes
 
         routes += web_routes(settings)
-    app = Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        middleware=[Middleware(HeaderCountGuard, max_headers=settings.max_headers)],
+        exception_handlers={HTTPException: _json_http_error},  # 404, 405: JSON like the rest
+    )
     app.state.settings = settings
     app.state.sessions = sessions
     app.state.dispatcher = dispatcher

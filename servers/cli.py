@@ -27,7 +27,9 @@ def _serve(args: argparse.Namespace) -> int:
                 raise ValueError("--stdio serves the production face only (episodes go over /ws)")
             from mcpgym.servers.stdio import serve_stdio
 
-            return serve_stdio(target)
+            return serve_stdio(
+                target, max_line_bytes=args.max_line_bytes, timeout_s=args.step_timeout
+            )
         settings = ServerSettings(
             mode=args.mode or "simulation",
             max_sessions=args.max_sessions,
@@ -41,6 +43,11 @@ def _serve(args: argparse.Namespace) -> int:
             principals=principals,
             web=args.web,
             web_tasks=args.web_tasks,
+            max_header_bytes=args.max_header_bytes,
+            max_headers=args.max_headers,
+            max_line_bytes=args.max_line_bytes,
+            max_mcp_sessions=args.max_mcp_sessions,
+            worker_threads=args.workers,
         )
     except ValueError as exc:
         print(f"mcpgym serve: error: {exc}", file=sys.stderr)
@@ -54,13 +61,14 @@ def _serve(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"mcpgym serve: error: {exc}", file=sys.stderr)
         return 2
+    from mcpgym.servers.limits import uvicorn_options
+
     uvicorn.run(
         app,
         host=args.host,
         port=args.port,
         log_level=args.log_level,
-        ws_max_size=settings.max_frame_bytes * 2,
-        ws_per_message_deflate=False,
+        **uvicorn_options(settings),
         ws_ping_interval=20.0,
         ws_ping_timeout=20.0,
         timeout_graceful_shutdown=5,
@@ -122,7 +130,39 @@ def _add_serve(sub: Any) -> None:
         metavar="SECONDS",
         help="default per-step timeout (default none)",
     )
-    p.add_argument("--token", default=None, help="require this bearer token on /mcp and /ws")
+    p.add_argument(
+        "--max-header-bytes",
+        type=int,
+        default=32 * 1024,
+        help="largest request head, request line + headers (default 32 KiB; 431 beyond)",
+    )
+    p.add_argument(
+        "--max-headers", type=int, default=100, help="most headers per request (default 100)"
+    )
+    p.add_argument(
+        "--max-line-bytes",
+        type=int,
+        default=4 * 1024 * 1024,
+        help="longest stdio line, one JSON-RPC message (default 4 MiB)",
+    )
+    p.add_argument(
+        "--max-mcp-sessions",
+        type=int,
+        default=None,
+        help="concurrent /mcp sessions, a quota apart from /ws (default: --max-sessions)",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="threads running sync environment code (default min(32, cpus + 4)); a timed-out "
+        "call leaves the pool, which replaces its thread",
+    )
+    p.add_argument(
+        "--token",
+        default=None,
+        help="the operator token: required on /ws (and on /mcp unless --principals is given)",
+    )
     p.add_argument(
         "--production-ws",
         action="store_true",

@@ -6,7 +6,7 @@ It knows nothing of sockets or HTTP, so HTTP routes, WebSocket frames and tests 
 
 from __future__ import annotations
 
-import json
+import math
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -16,12 +16,12 @@ from mcpgym.env import Environment
 from mcpgym.errors import (
     ExecutionError,
     FrameTooLarge,
-    InvalidJSON,
     InvalidRequest,
     MCPGymError,
     SessionError,
     UnknownMessageType,
 )
+from mcpgym.servers import wire_json
 from mcpgym.servers.sessions import Session
 from mcpgym.types import CallToolObservation, Observation
 
@@ -143,10 +143,7 @@ class Dispatcher:
                     f"frame of {size} bytes exceeds the limit of {self.max_frame_bytes}",
                     limit=self.max_frame_bytes,
                 )
-            try:
-                msg = json.loads(text)
-            except (ValueError, UnicodeDecodeError) as exc:
-                raise InvalidJSON(f"frame is not valid JSON: {exc}") from None
+            msg = wire_json.loads(text, "frame")
             if not isinstance(msg, dict):
                 raise InvalidRequest("frame must be a JSON object with a 'type'")
             request_id = msg.get("id")
@@ -187,7 +184,12 @@ class Dispatcher:
 
 
 def _timeout(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)  # NaN would mean "no timeout"
+        or value <= 0
+    ):
         raise InvalidRequest(
             "timeout_s must be a positive number", errors=[{"field": "timeout_s", "got": value}]
         )

@@ -67,6 +67,7 @@ class McpMount:
                 mode=self._settings.mode,
                 sessions=self._sessions,
                 default_env=None,
+                timeout_s=self._settings.step_timeout_s,
             )
         return self._server
 
@@ -112,6 +113,13 @@ class McpMount:
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await asyncio.wait_for(self._runner, timeout=10)
             self._runner = None
+
+    def open_sessions(self) -> int:
+        """Stateful `/mcp` sessions open now (0 before the first MCP request)."""
+        if self._endpoint is None:
+            return 0
+        # mcp 2.3.0 keeps them in a private dict; pinned version, checked by the health test
+        return len(getattr(self._endpoint.manager, "_server_instances", {}))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """The `/mcp` ASGI endpoint."""

@@ -119,6 +119,7 @@ def build_mcp_server(
     mode: str,
     sessions: SessionManager | None,
     default_env: Callable[[], Awaitable[MCPEnvironment]] | None = None,
+    timeout_s: float | None = None,
 ) -> Server[Any]:
     """Build the low-level MCP `Server` for an environment.
 
@@ -127,6 +128,8 @@ def build_mcp_server(
         mode: the server mode; only tools visible in it exist.
         sessions: where simulation-mode MCP connections get their own environment instance.
         default_env: the instance used when no transport set one (the production service).
+        timeout_s: the per-call limit of every tool call (the server's `step_timeout_s`); MCP
+            has no per-request timeout of its own.
     """
 
     def input_schema(tool_name: str) -> dict[str, Any] | None:
@@ -167,10 +170,10 @@ def build_mcp_server(
         try:
             arguments = dict(params.arguments or {})
             if spec.context_param is None:  # the common case: nothing to hand the tool
-                dumped = await env.call_tool(params.name, arguments)
+                dumped = await env.invoke_tool(params.name, arguments, timeout_s)
             else:
                 with use_context(SessionToolContext(ctx, params)):
-                    dumped = await env.call_tool(params.name, arguments)
+                    dumped = await env.invoke_tool(params.name, arguments, timeout_s)
         except InputRequired as ask:  # 2026-07-28: the client answers, then calls again
             return ask.result()
         except CapabilityMissing as err:

@@ -12,6 +12,7 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
+from mcpgym._workers import shared_pool
 from mcpgym.env import Environment
 from mcpgym.errors import ExecutionError
 from mcpgym.mcp_env import MCPEnvironment
@@ -43,8 +44,7 @@ class ProductionEnvs:
         return env
 
     async def _build(self, options: dict[str, Any]) -> MCPEnvironment:
-        loop = asyncio.get_running_loop()
-        env: Environment[Any, Any, Any] = await loop.run_in_executor(None, self._factory)
+        env: Environment[Any, Any, Any] = await shared_pool().run(self._factory)
         if not isinstance(env, MCPEnvironment):
             raise ExecutionError(
                 f"production mode serves MCPEnvironment tools; got {type(env).__name__}"

@@ -3,14 +3,15 @@ read-only `/health` `/schema` `/metadata`."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from mcpgym.errors import FrameTooLarge, InvalidJSON, InvalidRequest, MCPGymError
+from mcpgym._workers import shared_pool
+from mcpgym.errors import ExecutionError, FrameTooLarge, InvalidRequest, MCPGymError
 from mcpgym.mcp_env import MCPEnvironment
+from mcpgym.servers import wire_json
 from mcpgym.servers.dispatch import Dispatcher
 from mcpgym.servers.sessions import Session, SessionManager
 from mcpgym.types import mcp_action_adapter
@@ -18,8 +19,21 @@ from mcpgym.types import mcp_action_adapter
 __all__ = ["health", "metadata", "reset", "schema", "state", "step"]
 
 
+class StrictJSONResponse(JSONResponse):
+    """A JSON response that is always strict JSON: a payload JSON cannot carry (an environment
+    returned NaN or an object) becomes an `EXECUTION_ERROR` body instead of a crash."""
+
+    def render(self, content: Any) -> bytes:
+        try:
+            return wire_json.dumps(content).encode("utf-8")
+        except (TypeError, ValueError) as exc:
+            self.status_code = 500
+            err = ExecutionError(f"the reply cannot be sent as JSON: {str(exc)[:200]}")
+            return wire_json.dumps({"error": err.to_dict()}).encode("utf-8")
+
+
 def error_response(err: MCPGymError) -> JSONResponse:
-    return JSONResponse({"error": err.to_dict()}, status_code=err.http_status)
+    return StrictJSONResponse({"error": err.to_dict()}, status_code=err.http_status)
 
 
 async def _json_body(request: Request) -> dict[str, Any]:
@@ -34,10 +48,7 @@ async def _json_body(request: Request) -> dict[str, Any]:
             raise FrameTooLarge(f"body exceeds the limit of {limit} bytes", limit=limit)
     if not body.strip():
         return {}
-    try:
-        data = json.loads(body)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise InvalidJSON(f"body is not valid JSON: {exc}") from None
+    data = wire_json.loads(body, "body")
     if not isinstance(data, dict):
         raise InvalidRequest("body must be a JSON object")
     return data
@@ -62,7 +73,7 @@ async def _one_shot(
 
 async def reset(request: Request) -> Response:
     try:
-        return JSONResponse(await _one_shot(request, await _json_body(request)))
+        return StrictJSONResponse(await _one_shot(request, await _json_body(request)))
     except MCPGymError as err:
         return error_response(err)
 
@@ -84,7 +95,7 @@ async def step(request: Request) -> Response:
                 ],
             )
         reset_data = body.get("reset") or {}
-        return JSONResponse(
+        return StrictJSONResponse(
             await _one_shot(request, reset_data, body["action"], body.get("timeout_s"))
         )
     except MCPGymError as err:
@@ -98,7 +109,7 @@ async def state(request: Request) -> Response:
     except MCPGymError as err:
         return error_response(err)
     try:
-        return JSONResponse(request.app.state.dispatcher.state(session))
+        return StrictJSONResponse(request.app.state.dispatcher.state(session))
     except MCPGymError as err:
         return error_response(err)
     finally:
@@ -106,9 +117,21 @@ async def state(request: Request) -> Response:
 
 
 async def health(request: Request) -> Response:
+    """`{"status", "mode", "sessions", "workers"}`: `sessions` counts every open session (in
+    production the MCP sessions, which share the live instances); `workers.detached` is how many
+    timed-out sync calls are still running (each one's instance refuses calls until it returns)."""
     sessions: SessionManager = request.app.state.sessions
+    state = request.app.state
+    count = len(sessions)
+    if getattr(state, "production", None) is not None:  # apps built around us may lack it
+        count += state.mcp.open_sessions()
     return JSONResponse(
-        {"status": "healthy", "mode": request.app.state.settings.mode, "sessions": len(sessions)}
+        {
+            "status": "healthy",
+            "mode": state.settings.mode,
+            "sessions": count,
+            "workers": shared_pool().stats(),
+        }
     )
 
 

@@ -10,6 +10,7 @@ environment.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,7 +24,9 @@ from starlette.types import Message, Receive, Scope, Send
 from mcpgym.servers.mcp_server import CURRENT_ENV
 from mcpgym.servers.principals import ProductionEnvs
 from mcpgym.servers.security import (
+    bearer_role,
     check_bearer,
+    forbidden,
     forbidden_origin,
     origin_allowed,
     unauthorized,
@@ -81,7 +84,7 @@ def build_session_manager(
         stateless=False,
         security_settings=security_settings(settings),
         session_idle_timeout=settings.idle_timeout_s,
-        max_sessions=settings.max_sessions,
+        max_sessions=settings.max_mcp_sessions or settings.max_sessions,
         max_request_body_size=settings.max_frame_bytes,
     )
 
@@ -124,6 +127,41 @@ async def _refuse_batches(scope: Scope, receive: Receive, send: Send) -> Receive
     return replay
 
 
+def _json_errors(send: Send) -> Send:
+    """`send`, with the `mcp` package's plain-text error bodies (400 bad Content-Type, 413 body
+    too large, 421 bad Host, ...) rewritten as JSON-RPC error objects: every error body is JSON."""
+    held: Message | None = None
+    chunks: list[bytes] = []
+
+    async def wrapped(message: Message) -> None:
+        nonlocal held
+        if message["type"] == "http.response.start" and message["status"] >= 400:
+            kind = Headers(raw=message.get("headers", [])).get("content-type", "")
+            if not kind.startswith(("application/json", "text/event-stream")):
+                held = message
+                return
+        if held is None:
+            await send(message)
+            return
+        chunks.append(message.get("body", b""))
+        if message.get("more_body"):
+            return
+        text = b"".join(chunks).decode("utf-8", "replace").strip() or "request refused"
+        body = json.dumps(
+            {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": text}}
+        ).encode()
+        headers = [
+            (k, v)
+            for k, v in held.get("headers", [])
+            if k.lower() not in (b"content-type", b"content-length")
+        ]
+        headers += [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
+        await send({**held, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    return wrapped
+
+
 class McpEndpoint:
     """ASGI endpoint for `/mcp` (see the module docstring for what it checks, in order)."""
 
@@ -143,9 +181,15 @@ class McpEndpoint:
         if not origin_allowed(headers.get("origin"), self.settings):
             await forbidden_origin()(scope, receive, send)
             return
-        token = check_bearer(headers, self.settings)
-        if token is None:
+        found = bearer_role(headers, self.settings)
+        if found is None:
             await unauthorized()(scope, receive, send)
+            return
+        role, token = found
+        if role == "operator" and self.settings.principals:
+            # the operator token is infrastructure with no identity of its own (security.md)
+            message = "the operator token opens /ws only; call tools with a principal token"
+            await forbidden(message)(scope, receive, send)
             return
         if scope["method"] == "POST":
             replay = await _refuse_batches(scope, receive, send)
@@ -157,7 +201,7 @@ class McpEndpoint:
             env = await self.production.for_token(token)
             reset = CURRENT_ENV.set(env)
         try:
-            await self.manager.handle_request(scope, receive, send)
+            await self.manager.handle_request(scope, receive, _json_errors(send))
         finally:
             if reset is not None:
                 CURRENT_ENV.reset(reset)

@@ -1,11 +1,22 @@
 """Who may talk to the server: browser `Origin` checks and bearer tokens (constant-time).
 
+Two kinds of token (DESIGN §10, docs/security.md):
+
+- the **operator** token (`ServerSettings.token`) is infrastructure: it opens `/ws` (in
+  production only when `production_ws` is on) and, when no principals are configured, `/mcp`;
+- a **principal** token (a key of `ServerSettings.principals`) is an identity: it opens `/mcp`
+  only, always as that principal. It never opens `/ws`, where `reset` chooses the episode's
+  options (and so, in Calendar Gym, the acting user).
+
+When principals are configured the operator token is refused on `/mcp` (403): it has no identity
+of its own, and acting as some default user would be the impersonation this module exists to stop.
 Shared by `/mcp`, `/ws` and the harness route; no MCP machinery is imported here.
 """
 
 from __future__ import annotations
 
 import hmac
+from typing import Literal
 from urllib.parse import urlsplit
 
 from starlette.datastructures import Headers
@@ -13,7 +24,18 @@ from starlette.responses import JSONResponse
 
 from mcpgym.servers.settings import ServerSettings
 
-__all__ = ["check_bearer", "forbidden_origin", "origin_allowed", "unauthorized"]
+__all__ = [
+    "Role",
+    "bearer_role",
+    "check_bearer",
+    "forbidden",
+    "forbidden_origin",
+    "origin_allowed",
+    "unauthorized",
+]
+
+Role = Literal["anonymous", "operator", "principal"]
+"""`anonymous`: no auth is configured; `operator`: the server token; `principal`: a mapped token."""
 
 
 def origin_allowed(origin: str | None, settings: ServerSettings) -> bool:
@@ -30,27 +52,35 @@ def origin_allowed(origin: str | None, settings: ServerSettings) -> bool:
     )
 
 
-def check_bearer(headers: Headers, settings: ServerSettings) -> str | None:
-    """The matching token, `""` when no auth is configured, or `None` when rejected.
+def bearer_role(headers: Headers, settings: ServerSettings) -> tuple[Role, str] | None:
+    """`(role, token)` for the request's bearer token, or `None` when it is missing or wrong.
 
-    Compares in constant time against every configured token.
+    Compares in constant time against every configured token (no early exit on a match).
     """
     if not settings.token and not settings.principals:
-        return ""
+        return "anonymous", ""
     scheme, _, given = headers.get("authorization", "").partition(" ")
+    given = given.strip()
     if scheme.lower() != "bearer" or not given:
         return None
-    matched: str | None = None
-    candidates: list[str] = [*settings.principals]
-    if settings.token:
-        candidates.append(settings.token)
-    for token in candidates:
-        if hmac.compare_digest(token.encode(), given.encode()):
-            matched = token
-    return matched
+    raw = given.encode()
+    found: tuple[Role, str] | None = None
+    for token in settings.principals:
+        if hmac.compare_digest(token.encode(), raw):
+            found = ("principal", token)
+    if settings.token and hmac.compare_digest(settings.token.encode(), raw):
+        found = ("operator", settings.token)
+    return found
+
+
+def check_bearer(headers: Headers, settings: ServerSettings) -> str | None:
+    """The matching token, `""` when no auth is configured, or `None` when rejected."""
+    found = bearer_role(headers, settings)
+    return None if found is None else found[1]
 
 
 def unauthorized() -> JSONResponse:
+    """401 with a JSON body and the `WWW-Authenticate` challenge."""
     return JSONResponse(
         {"error": {"code": "UNAUTHORIZED", "message": "missing or invalid bearer token"}},
         status_code=401,
@@ -58,7 +88,10 @@ def unauthorized() -> JSONResponse:
     )
 
 
+def forbidden(message: str) -> JSONResponse:
+    """403 with a JSON body: the caller is known but may not use this endpoint."""
+    return JSONResponse({"error": {"code": "FORBIDDEN", "message": message}}, status_code=403)
+
+
 def forbidden_origin() -> JSONResponse:
-    return JSONResponse(
-        {"error": {"code": "FORBIDDEN", "message": "Origin not allowed"}}, status_code=403
-    )
+    return forbidden("Origin not allowed")

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcpgym._workers import shared_pool
 from mcpgym.env import Environment
 from mcpgym.errors import CapacityReached, ExecutionError
 from mcpgym.servers.factory import EnvFactory
@@ -54,16 +55,20 @@ class SessionManager:
         *,
         max_sessions: int,
         idle_timeout_s: float,
+        max_mcp_sessions: int | None = None,
         reap_interval_s: float = 5.0,
         inline_factory: bool = False,
     ) -> None:
         self._factory = factory
         self._inline = inline_factory
         self.max_sessions = max_sessions
+        # MCP sessions have a quota of their own: unauthenticated `initialize` calls on
+        # simulation /mcp must not lock trainers out of /ws (and the other way round)
+        self.max_mcp_sessions = max_mcp_sessions or max_sessions
+        self._counts = {"mcp": 0, "ws": 0}
         self.idle_timeout_s = idle_timeout_s
         self.reap_interval_s = reap_interval_s
         self._sessions: dict[str, Session] = {}
-        self._reserved = 0
         self._reaper: asyncio.Task[None] | None = None
         self._closing: set[asyncio.Task[None]] = set()
 
@@ -78,25 +83,28 @@ class SessionManager:
 
         A factory that raises gives `ExecutionError` and frees the slot.
         """
-        if len(self._sessions) + self._reserved >= self.max_sessions:
+        group = "mcp" if transport == "mcp" else "ws"
+        limit = self.max_mcp_sessions if group == "mcp" else self.max_sessions
+        if self._counts[group] >= limit:
             raise CapacityReached(
-                f"server is at capacity ({self.max_sessions} sessions); retry later",
-                max_sessions=self.max_sessions,
+                f"server is at capacity ({limit} {group} sessions); retry later",
+                max_sessions=limit,
             )
-        self._reserved += 1
+        self._counts[group] += 1
         try:
             if self._inline:  # a `blocking = False` class: cheap to build on the loop
                 env = self._factory()
             else:
-                env = await asyncio.get_running_loop().run_in_executor(None, self._factory)
-        except Exception as exc:
+                env = await shared_pool().run(self._factory)
+        except BaseException as exc:
+            self._counts[group] -= 1
+            if not isinstance(exc, Exception):
+                raise
             log.exception("environment factory failed")
             raise ExecutionError(
                 f"environment factory raised {type(exc).__name__}: {exc}",
                 exception=type(exc).__name__,
             ) from exc
-        finally:
-            self._reserved -= 1
         session = Session(id=f"s{next(_ids)}", env=env, transport=transport)
         self._sessions[session.id] = session
         return session
@@ -110,7 +118,8 @@ class SessionManager:
         if session.closed:
             return
         session.closed = True
-        self._sessions.pop(session.id, None)
+        if self._sessions.pop(session.id, None) is not None:
+            self._counts["mcp" if session.transport == "mcp" else "ws"] -= 1
         task = asyncio.create_task(self._close_env(session), name=f"mcpgym-close-{session.id}")
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)

@@ -22,12 +22,21 @@ class ServerSettings:
         reap_interval_s: how often idle sessions are looked for.
         max_frame_bytes: largest accepted WebSocket frame or HTTP body.
         step_timeout_s: default per-step timeout when the request names none (`None`: no limit).
-        token: bearer token required on `/mcp` and `/ws` when set.
+        token: the operator's bearer token: required on `/ws` and (without principals) on
+            `/mcp` when set. With principals it opens `/ws` only (see docs/security.md).
         allowed_origins: browser origins accepted besides localhost ones.
         allowed_hosts: `Host` header values accepted besides loopback ones (DNS-rebinding guard).
         principals: token → reset options; each token's holder gets its own production instance
             (e.g. `{"tok-a": {"user": "alice@acme.test"}}`). Implies bearer auth.
-        production_ws: in production mode, serve `/ws` too (requires `token`).
+        max_header_bytes: largest request head (request line + headers), on h11 and httptools.
+        max_headers: most headers one request may carry.
+        max_line_bytes: longest stdio line (one JSON-RPC message).
+        max_mcp_sessions: concurrent simulation `/mcp` sessions, a quota of their own so MCP
+            clients cannot take `/ws`'s slots (`None`: the same as `max_sessions`).
+        worker_threads: size of the shared pool running sync environment code (`None`:
+            min(32, cpus + 4)); timed-out calls leave it (docs/security.md).
+        production_ws: in production mode, serve `/ws` too (requires `token`; only that token
+            opens it, never a principal's).
         web: serve the browser UI at `/web` (servers/web; not imported when off).
         web_tasks: `MODULE:ATTR` naming episode specs (objects or dicts with `id`, `reset`,
             `prompt`, or a callable returning them) the web UI offers as tasks to play.
@@ -46,11 +55,17 @@ class ServerSettings:
     production_ws: bool = False
     web: bool = False
     web_tasks: str | None = None
+    max_header_bytes: int = 32 * 1024
+    max_headers: int = 100
+    max_line_bytes: int = 4 * 1024 * 1024
+    max_mcp_sessions: int | None = None
+    worker_threads: int | None = None
 
     def __post_init__(self) -> None:
         if self.mode not in ("simulation", "production"):
             raise ValueError(f"mode must be 'simulation' or 'production', not {self.mode!r}")
         if self.max_sessions < 1:
             raise ValueError("max_sessions must be at least 1")
-        if self.production_ws and not (self.token or self.principals):
-            raise ValueError("production_ws requires a token: /ws controls episodes")
+        if self.production_ws and not self.token:
+            # principal tokens never open /ws: only the operator's token can
+            raise ValueError("production_ws requires the operator token: /ws controls episodes")

@@ -2,9 +2,16 @@
 
 The process starts a new session (`start_new_session=True`), so it leads a process group of its
 own: stopping it signals the whole group, which takes every helper it spawned (MCP servers,
-shells, language servers) with it. Descendants that left the group (a `setsid` of their own) are
-found by walking `/proc` before the signals go out and are signalled one by one. Only processes
-descended from the child are ever signalled, always by PID.
+shells, language servers) with it. Every descendant also inherits a marker in its environment
+(`MCPGYM_HARNESS_ID`), so one that left the group (a `setsid` of its own) and was orphaned when
+its parent died is still found, by the marker in `/proc/PID/environ`, as well as by walking
+`/proc` parent links. Only processes carrying this harness's marker or descended from it are
+ever signalled, always by PID.
+
+The harness's *own* exit is watched apart from its pipes: children that keep stdout open must
+not hide a crash. Once the process is gone, `readline` returns what is already buffered and then
+end of file, `wait` returns the exit code without waiting for the pipes, and `kill` closes them
+(no descriptor outlives the process).
 
 stdout is read as lines (NDJSON for every supported CLI); stderr is drained continuously into a
 bounded tail, which `HarnessCrashed` reports.
@@ -23,16 +30,35 @@ import asyncio
 import contextlib
 import os
 import signal
+import uuid
 from collections import deque
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from mcpgym.harness.adapters.base import HarnessCrashed, HarnessError
 
-__all__ = ["HarnessProcess", "descendants"]
+__all__ = ["HarnessProcess", "descendants", "marked"]
 
 _LINE_LIMIT = 64 * 1024 * 1024  # stream-json lines carry whole tool results and prompts
 _TAIL_BYTES = 16 * 1024
+_MARKER = "MCPGYM_HARNESS_ID"
+_EXIT_POLL_S = 0.05  # asyncio only reports an exit once every pipe is closed: poll returncode
+_EXIT_GRACE_S = 0.2  # after the exit, how long a last line may take to arrive
+
+
+def marked(tag: str) -> list[int]:
+    """Every live process whose environment carries this harness's marker."""
+    needle = f"{_MARKER}={tag}".encode()
+    found: list[int] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if needle in (entry / "environ").read_bytes().split(b"\0"):
+                found.append(int(entry.name))
+        except OSError:  # gone, or not ours to read
+            continue
+    return found
 
 
 def _ppid_map() -> dict[int, int]:
@@ -78,10 +104,14 @@ def _signal_group(pgid: int, sig: int) -> None:
 class HarnessProcess:
     """A running harness process (see the module docstring)."""
 
-    def __init__(self, proc: asyncio.subprocess.Process, argv: Sequence[str]) -> None:
+    def __init__(
+        self, proc: asyncio.subprocess.Process, argv: Sequence[str], tag: str = ""
+    ) -> None:
         self._proc = proc
         self.argv = list(argv)
         self.pid = proc.pid
+        self.tag = tag
+        self._exit_task = asyncio.create_task(self._watch_exit(), name=f"exit-{proc.pid}")
         self._tail: deque[bytes] = deque()
         self._tail_size = 0
         self._stderr_task = asyncio.create_task(self._drain_stderr(), name=f"stderr-{proc.pid}")
@@ -98,20 +128,22 @@ class HarnessProcess:
         stdin: bool = False,
     ) -> HarnessProcess:
         """Start `argv` in a new process group; stdin is a pipe when `stdin`, else /dev/null."""
+        tag = uuid.uuid4().hex
+        child_env = {**(os.environ if env is None else env), _MARKER: tag}
         try:
             proc = await asyncio.create_subprocess_exec(
                 *argv,
                 stdin=asyncio.subprocess.PIPE if stdin else asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                env=dict(env) if env is not None else None,
+                env=child_env,
                 cwd=cwd,
                 start_new_session=True,
                 limit=_LINE_LIMIT,
             )
         except OSError as exc:
             raise HarnessError(f"cannot start {argv[0]!r}: {exc}", argv=list(argv)) from exc
-        return cls(proc, argv)
+        return cls(proc, argv, tag)
 
     # -- I/O ---------------------------------------------------------------------------------------
 
@@ -129,14 +161,33 @@ class HarnessProcess:
         """The last `limit` characters the process wrote to stderr."""
         return b"".join(self._tail).decode("utf-8", "replace")[-limit:]
 
+    async def _watch_exit(self) -> int:
+        # asyncio signals an exit only once every pipe is closed, so poll the return code
+        while self._proc.returncode is None:  # noqa: ASYNC110
+            await asyncio.sleep(_EXIT_POLL_S)
+        return self._proc.returncode
+
     async def readline(self) -> str | None:
-        """The next stdout line without its newline, or `None` at end of file."""
+        """The next stdout line without its newline, or `None` at end of file or once the
+        process itself has exited and no buffered line is left (even if children keep the
+        pipe open)."""
         stream = self._proc.stdout
         assert stream is not None
+        read = asyncio.ensure_future(stream.readline())
         try:
-            line = await stream.readline()
+            done, _ = await asyncio.wait(
+                [read, self._exit_task], return_when=asyncio.FIRST_COMPLETED
+            )
+            if read not in done:  # the harness is gone: take what is buffered, then stop
+                done, _ = await asyncio.wait([read], timeout=_EXIT_GRACE_S)
+            if read not in done:
+                return None
+            line = read.result()
         except (ValueError, asyncio.LimitOverrunError) as exc:
             raise self.crashed(f"unreadable output line: {exc}") from None
+        finally:
+            if not read.done():
+                read.cancel()  # StreamReader.readline keeps unread data when cancelled
         if not line:
             return None
         return line.decode("utf-8", "replace").rstrip("\r\n")
@@ -180,9 +231,12 @@ class HarnessProcess:
         return self._proc.returncode is None
 
     async def wait(self) -> int:
-        code = await self._proc.wait()
+        """The exit code, as soon as the process itself exits (children may hold its pipes)."""
+        if self._exit_task.cancelled():  # after kill(): the process was reaped already
+            return await self._proc.wait()
+        code = await asyncio.shield(self._exit_task)
         with contextlib.suppress(asyncio.CancelledError, Exception):
-            await asyncio.wait_for(asyncio.shield(self._stderr_task), 1.0)
+            await asyncio.wait_for(asyncio.shield(self._stderr_task), _EXIT_GRACE_S * 2)
         return code
 
     def crashed(self, what: str) -> HarnessCrashed:
@@ -204,7 +258,7 @@ class HarnessProcess:
         if self._killed:
             return
         self._killed = True
-        self._family = descendants(self.pid)
+        self._family = self._find_family()
         if self._proc.stdin is not None:
             with contextlib.suppress(Exception):
                 self._proc.stdin.close()
@@ -212,7 +266,7 @@ class HarnessProcess:
             self._signal(signal.SIGTERM)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._proc.wait(), grace_s)
-            self._family += [p for p in descendants(self.pid) if p not in self._family]
+            self._family += [p for p in self._find_family() if p not in self._family]
             if any(_exists(p) for p in self._family) or _group_exists(self.pid):
                 self._signal(signal.SIGKILL)
             await self.wait()
@@ -221,11 +275,30 @@ class HarnessProcess:
             raise
         finally:
             self._stderr_task.cancel()
+            if not self._exit_task.done():
+                self._exit_task.cancel()
+            self._close_pipes()
 
     def kill_now(self) -> None:
         """SIGKILL the group and every descendant known, without waiting (for emergencies)."""
-        self._family = [*self._family, *descendants(self.pid)]
+        self._family = [*self._family, *self._find_family()]
         self._signal(signal.SIGKILL)
+        self._close_pipes()
+
+    def _find_family(self) -> list[int]:
+        family = set(descendants(self.pid))
+        if self.tag:
+            family.update(marked(self.tag))
+        family.discard(os.getpid())
+        return sorted(family)
+
+    def _close_pipes(self) -> None:
+        # The transport keeps our ends of the pipes until every writer is gone; a descendant
+        # that outlived SIGKILL's delivery must not leak them (2 fds per crashed episode).
+        transport = getattr(self._proc, "_transport", None)
+        if transport is not None:
+            with contextlib.suppress(Exception):
+                transport.close()
 
     def _signal(self, sig: int) -> None:
         _signal_group(self.pid, sig)

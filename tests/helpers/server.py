@@ -17,6 +17,8 @@ import httpx
 import uvicorn
 
 from helpers.wait import wait_until
+from mcpgym.servers.limits import uvicorn_options
+from mcpgym.servers.settings import ServerSettings
 
 
 @dataclass
@@ -58,7 +60,11 @@ def run_server(app: Any, **config: Any) -> Iterator[RunningServer]:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    settings = {"log_level": "warning", "timeout_graceful_shutdown": 5, "lifespan": "on"} | config
+    settings = {"log_level": "warning", "timeout_graceful_shutdown": 5, "lifespan": "on"}
+    app_settings = getattr(getattr(app, "state", None), "settings", None)
+    if isinstance(app_settings, ServerSettings):  # the limits `mcpgym serve` enforces
+        settings |= uvicorn_options(app_settings)
+    settings |= config
     server = uvicorn.Server(uvicorn.Config(app, **settings))
     thread = threading.Thread(
         target=server.run, kwargs={"sockets": [sock]}, name=f"uvicorn-{port}", daemon=True

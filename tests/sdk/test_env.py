@@ -27,7 +27,13 @@ from mcpgym import (
     State,
     tool,
 )
-from mcpgym.errors import ExecutionError, InvalidRequest, SessionError, StepTimeout
+from mcpgym.errors import (
+    ExecutionError,
+    InstanceBusy,
+    InvalidRequest,
+    SessionError,
+    StepTimeout,
+)
 
 
 class Toolbox(MCPEnvironment):
@@ -245,17 +251,27 @@ async def test_async_tool_timeout(env: Toolbox) -> None:
     assert (await astep(env, call("add", a=1))).result == 2  # the hung call was cancelled
 
 
-async def test_sync_tool_timeout_then_the_next_call_waits(env: Toolbox) -> None:
+async def wait_for_return(env: Toolbox) -> None:
+    async def returned() -> bool:
+        return env.overdue_call is None
+
+    await await_until(returned, within=5.0, what="the stuck call returns")
+
+
+async def test_sync_tool_timeout_then_the_instance_says_it_is_busy(env: Toolbox) -> None:
     try:
         obs = await astep(env, call("block"), timeout_s=0.05)
         assert obs.error is not None and obs.error.error_type == "timeout"
+        assert obs.error.model_extra["still_running"] is True
         assert await asyncio.to_thread(env.entered_block.wait, 5.0)  # still running in its thread
-        nxt = asyncio.ensure_future(env.astep(call("add", a=1)))
-        done, _ = await asyncio.wait([nxt], timeout=0.2)
-        assert not done, "a call overlapped the timed-out tool still running in its thread"
+        with pytest.raises(InstanceBusy, match="unusable until that call returns") as busy:
+            await env.astep(call("add", a=1))  # refused at once: never overlapping the stuck call
+        assert busy.value.detail["call"] == "block"
+        assert env.overdue_call is not None
     finally:
         env.gate.set()
-    assert (await asyncio.wait_for(nxt, 5.0)).result == 2
+    await wait_for_return(env)
+    assert (await env.astep(call("add", a=1))).result == 2
     assert env.log == ["block", "add"]
 
 
@@ -314,7 +330,7 @@ async def test_blocking_decides_where_sync_methods_run(
     assert all((t != here) is in_worker for t in env.threads), (env.threads, here)
 
 
-async def test_slow_sync_step_times_out_and_the_next_call_waits() -> None:
+async def test_slow_sync_step_times_out_then_busy_and_close_waits() -> None:
     env = SyncCounter()
     await env.areset()
     try:
@@ -322,18 +338,18 @@ async def test_slow_sync_step_times_out_and_the_next_call_waits() -> None:
             await env.astep(CountAction(op="block"), timeout_s=0.05)
         assert isinstance(caught.value, ExecutionError)
         assert caught.value.detail["timeout_s"] == 0.05
+        assert caught.value.detail["still_running"] is True
         assert await asyncio.to_thread(env.entered_block.wait, 5.0)  # still running in its thread
-        nxt = asyncio.ensure_future(env.astep(CountAction()))
+        with pytest.raises(InstanceBusy):
+            await env.astep(CountAction())
         closing = asyncio.ensure_future(env.aclose())
-        done, _ = await asyncio.wait([nxt, closing], timeout=0.2)
-        assert not done, "a call entered the environment while the timed-out step still ran"
+        done, _ = await asyncio.wait([closing], timeout=0.2)
+        assert not done, "close entered the environment while the timed-out step still ran"
         assert env.entered == ["reset", "step:block"]
     finally:
         env.gate.set()
-    obs = await asyncio.wait_for(nxt, 5.0)
     await asyncio.wait_for(closing, 5.0)
-    assert obs.total == 2  # the timed-out step completed first, then this one
-    assert env.entered == ["reset", "step:block", "step:inc"]
+    assert env.entered == ["reset", "step:block"]
     assert env.max_active == 1
     assert env.closed
 

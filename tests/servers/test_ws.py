@@ -139,10 +139,12 @@ def test_plain_environment_step_timeout_then_no_overlap(make_client: ClientFacto
             timed_out = request(ws, {"type": "step", "data": {"op": "block"}, "timeout_s": 0.05})
             assert error(timed_out, "EXECUTION_ERROR")["timeout_s"] == 0.05
             wait_until(env.entered_block.is_set, what="the timed-out step to be running")
-            ws.send_text(json.dumps({"type": "step", "data": {"op": "inc"}}))
+            busy = error(request(ws, {"type": "step", "data": {"op": "inc"}}), "SESSION_ERROR")
+            assert busy["call"] == "step" and "unusable until" in busy["message"]
         finally:
             env.gate.set()
-        reply = receive_frame(ws)["data"]
+        wait_until(lambda: env.overdue_call is None, what="the timed-out step to return")
+        reply = request(ws, {"type": "step", "data": {"op": "inc"}})["data"]
         assert reply["observation"]["total"] == 2  # the timed-out step finished first
         assert env.max_active == 1
 

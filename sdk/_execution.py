@@ -1,0 +1,173 @@
+"""Where an environment's code runs, and how `timeout_s` is kept for each kind of method.
+
+- **async** methods run on the event loop; on timeout (or when the caller is cancelled, e.g. the
+  client went away) the task is cancelled.
+- **sync** methods of a `blocking = True` class (the default) run in the shared `WorkerPool`.
+  A thread cannot be stopped: on timeout the call is detached from the pool (which replaces the
+  thread, so other sessions keep their capacity) and the instance is marked *overdue*: it refuses
+  every call with `InstanceBusy` until that call really returns, and says so.
+- **sync** methods of a `blocking = False` class run inline on the loop, the cheapest path (no
+  thread hop), for code its author promises is short. The promise is checked, not trusted: a
+  call that ran past its timeout is answered as a timeout (its effects may have applied), and a
+  method that held the loop longer than the class's `inline_budget_s` runs in the pool from then
+  on, so one slow call cannot become a habit. Timing an inline call costs two clock reads.
+
+Every runner takes the instance's lock already acquired and releases it exactly once: when the
+call has really finished (a thread's call may finish after its caller gave up).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import logging
+import time
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from mcpgym._workers import shared_pool
+from mcpgym.errors import InstanceBusy
+
+__all__ = ["busy_error", "is_demoted", "run_async", "run_in_pool", "run_inline", "timeout_note"]
+
+log = logging.getLogger("mcpgym")
+_clock = time.perf_counter
+
+
+def busy_error(env: Any) -> InstanceBusy:
+    """The error for a call to an instance whose timed-out call still runs."""
+    overdue = env.overdue_call or {}
+    return InstanceBusy(
+        f"{type(env).__name__} is still running {overdue.get('call', 'a call')!r}, which timed "
+        f"out {overdue.get('overdue_s', 0)} s ago; this instance is unusable until that call "
+        "returns (start a new session, or wait and retry)",
+        **overdue,
+    )
+
+
+def timeout_note(detail: dict[str, Any]) -> str:
+    """The part of a timeout message that says what became of the call."""
+    if detail.get("still_running"):
+        return "; it is still running in a worker thread and the instance is busy until it returns"
+    if "ran_s" in detail:
+        return f"; it ran inline for {detail['ran_s']} s and its effects may have applied"
+    return ""
+
+
+def is_demoted(cls: type, method: Callable[..., Any]) -> bool:
+    """Whether an inline method of `cls` was moved to the pool for holding the loop too long."""
+    demoted: set[str] | None = cls.__dict__.get("_mcpgym_demoted")
+    return demoted is not None and getattr(method, "__name__", "") in demoted
+
+
+def _demote(cls: type, name: str, held_s: float) -> None:
+    demoted: set[str] | None = cls.__dict__.get("_mcpgym_demoted")
+    if demoted is None:
+        demoted = set()
+        type.__setattr__(cls, "_mcpgym_demoted", demoted)
+    if name not in demoted:
+        demoted.add(name)
+        log.warning(
+            "%s.%s held the event loop for %.3f s (inline_budget_s=%s); it runs in the worker "
+            "pool from now on. Set blocking = True, or make the call cheaper.",
+            cls.__name__,
+            name,
+            held_s,
+            getattr(cls, "inline_budget_s", None),
+        )
+
+
+async def run_async(
+    lock: asyncio.Lock,
+    method: Callable[..., Coroutine[Any, Any, Any]],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    timeout_s: float | None,
+) -> Any:
+    """An async method on the loop, cancelled on timeout or when the caller is cancelled."""
+    try:
+        task = asyncio.ensure_future(method(*args, **kwargs))
+    except BaseException:
+        lock.release()
+        raise
+    task.add_done_callback(lambda _: lock.release())
+    try:
+        done, _ = await asyncio.wait([task], timeout=timeout_s)
+    except asyncio.CancelledError:
+        task.cancel()
+        raise
+    if not done:
+        task.cancel()
+        raise TimeoutError({})
+    return task.result()
+
+
+async def run_in_pool(
+    env: Any,
+    lock: asyncio.Lock,
+    method: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    timeout_s: float | None,
+) -> Any:
+    """A sync method in the shared pool; detached (and the instance marked overdue) on timeout."""
+    pool = shared_pool()
+    try:
+        job = pool.submit(functools.partial(method, *args, **kwargs))
+    except BaseException:
+        lock.release()
+        raise
+    job.future.add_done_callback(lambda _: lock.release())
+    try:  # `wait`, not `await`: a cancelled caller must not cancel the call's future
+        done, _ = await asyncio.wait([job.future], timeout=timeout_s)
+    except asyncio.CancelledError:
+        _give_up(env, pool.abandon(job), job, method, timeout_s)
+        raise
+    if not done:
+        state = pool.abandon(job)
+        _give_up(env, state, job, method, timeout_s)
+        raise TimeoutError({"still_running": True} if state == "detached" else {})
+    result = job.future.result()
+    return (await result) if inspect.isawaitable(result) else result
+
+
+def _give_up(env: Any, state: str, job: Any, method: Any, timeout_s: float | None) -> None:
+    if state != "detached":
+        return
+    env.__dict__["_mcpgym_overdue"] = {
+        "call": getattr(method, "__name__", "call"),
+        "timeout_s": timeout_s,
+        "since": time.monotonic(),
+    }
+
+    def returned(_: Any) -> None:
+        env.__dict__.pop("_mcpgym_overdue", None)
+
+    job.future.add_done_callback(returned)
+
+
+async def run_inline(
+    env: Any,
+    lock: asyncio.Lock,
+    method: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    timeout_s: float | None,
+) -> Any:
+    """A sync method inline on the loop, timed: overrunning its timeout or the class's inline
+    budget is caught after the fact (see the module docstring)."""
+    try:
+        start = _clock()
+        result = method(*args, **kwargs)
+        held = _clock() - start
+        if inspect.isawaitable(result):
+            result = await result
+    finally:
+        lock.release()
+    budget = type(env).inline_budget_s
+    if budget is not None and held > budget:
+        _demote(type(env), getattr(method, "__name__", "call"), held)
+    if timeout_s is not None and held > timeout_s:
+        raise TimeoutError({"ran_s": round(held, 3)})
+    return result
