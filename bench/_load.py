@@ -288,7 +288,7 @@ async def _window(win: _Window, spec: dict[str, Any], watcher: asyncio.Task[None
 
 async def _run(spec: dict[str, Any]) -> None:
     n = spec["conns"]
-    win = _Window(keep_latencies=n == 1)
+    win = _Window(keep_latencies=n == 1 or bool(spec.get("latencies")))
     readies = [asyncio.Event() for _ in range(n)]
     client: Any = None
     if spec["kind"] == "ws":

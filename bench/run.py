@@ -18,6 +18,8 @@ Measurements (`--only NAME`, repeatable):
             production mode (targets ≤ 1 s, ≤ 60 MB)
   prompt    Calendar Gym's tool list as the llm agent sends it: bytes and tokens, all tools,
             --compact-tools, and a per-task subset (bench/prompt_bench.py)
+  sessions  the WS session sweep, K = 10, 100, 500, 1000 sessions: aggregate steps/s, p50/p99,
+            server CPU per step, with issue 17's targets (bench/_measure_sessions.py)
   calendar  Calendar Gym in-process (bench/calendar_bench.py): session reset p50 (target
             ≤ 5 ms) and the call-path overhead of a typical `events_list`
 
@@ -52,6 +54,7 @@ import _measure_startup  # noqa: E402, F401
 
 # isort: split
 import _measure_prompt  # noqa: E402, F401  (runs after the startup measurements)
+import _measure_sessions  # noqa: E402, F401
 from _bench import MEASUREMENTS, Bench  # noqa: E402
 from _driver import Config  # noqa: E402
 from _floor import UVICORN_SETTINGS, resolve_auto  # noqa: E402

@@ -108,7 +108,10 @@ def _add_serve(sub: Any) -> None:
         "the only mode of --stdio)",
     )
     p.add_argument(
-        "--max-sessions", type=int, default=256, help="concurrent sessions (default 256)"
+        "--max-sessions",
+        type=int,
+        default=1024,
+        help="concurrent sessions (default 1024: a trainer's rollout batch of 500+ sessions fits)",
     )
     p.add_argument(
         "--idle-timeout",

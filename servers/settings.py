@@ -43,7 +43,7 @@ class ServerSettings:
     """
 
     mode: Mode = "simulation"
-    max_sessions: int = 256
+    max_sessions: int = 1024
     idle_timeout_s: float = 600.0
     reap_interval_s: float = 5.0
     max_frame_bytes: int = 4 * 1024 * 1024
