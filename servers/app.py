@@ -16,6 +16,7 @@ from mcpgym.servers import routes_http
 from mcpgym.servers.dispatch import Dispatcher
 from mcpgym.servers.factory import make_factory
 from mcpgym.servers.mcp_mount import McpMount
+from mcpgym.servers.mcp_openenv import attached_only
 from mcpgym.servers.principals import ProductionEnvs
 from mcpgym.servers.routes_ws import websocket_endpoint
 from mcpgym.servers.sessions import SessionManager
@@ -133,6 +134,8 @@ def create_app(
         ]
     if settings.mode == "simulation" or settings.production_ws:
         routes.append(WebSocketRoute("/ws", websocket_endpoint))
+    else:  # only OpenEnv's socket attached to an /mcp session (`/ws?session_id=`)
+        routes.append(WebSocketRoute("/ws", attached_only))
     routes.append(Route("/mcp", mcp, methods=["GET", "POST", "DELETE"]))
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.settings = settings

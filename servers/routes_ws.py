@@ -10,6 +10,7 @@ from starlette.websockets import WebSocket, WebSocketState
 
 from mcpgym.errors import CapacityReached, MCPGymError
 from mcpgym.servers.dispatch import Dispatcher, error_frame
+from mcpgym.servers.mcp_openenv import websocket_attach
 from mcpgym.servers.security import check_bearer, origin_allowed
 from mcpgym.servers.sessions import SessionManager
 
@@ -26,6 +27,9 @@ _encode = json.JSONEncoder(separators=(",", ":"), default=str).encode  # built o
 
 async def websocket_endpoint(websocket: WebSocket) -> None:
     """Serve one client: accept, open a session, then answer frames until close."""
+    if "session_id" in websocket.query_params:  # OpenEnv: a socket on an /mcp session
+        await websocket_attach(websocket)
+        return
     sessions: SessionManager = websocket.app.state.sessions
     dispatcher: Dispatcher = websocket.app.state.dispatcher
     settings = websocket.app.state.settings
