@@ -13,7 +13,7 @@ failing operation's line carries the error).
 import asyncio
 import json
 import sys
-from typing import Any, Dict, Optional
+from typing import Any
 
 from openenv.core import EnvClient
 from openenv.core.client_types import StepResult
@@ -21,12 +21,12 @@ from openenv.core.env_server.types import Action, Observation, State
 from openenv.core.mcp_client import MCPToolClient
 
 
-def emit(row: Dict[str, Any]) -> None:
+def emit(row: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(row, default=str) + "\n")
     sys.stdout.flush()
 
 
-async def tools(url: str, calls: list, token: Optional[str]) -> int:
+async def tools(url: str, calls: list, token: str | None) -> int:
     headers = {"Authorization": f"Bearer {token}"} if token else None
     op = "connect"
     try:
@@ -53,22 +53,22 @@ class GuessAction(Action):
     """A typed action, as an OpenEnv environment package defines one."""
 
     tool_name: str
-    arguments: Dict[str, Any] = {}
+    arguments: dict[str, Any] = {}
 
 
 class GuessObservation(Observation):
-    tool_name: Optional[str] = None
+    tool_name: str | None = None
     result: Any = None
-    error: Optional[Dict[str, Any]] = None
+    error: dict[str, Any] | None = None
 
 
 class GuessClient(EnvClient[GuessAction, GuessObservation, State]):
     """The three hooks an OpenEnv typed client implements, nothing else."""
 
-    def _step_payload(self, action: GuessAction) -> Dict[str, Any]:
+    def _step_payload(self, action: GuessAction) -> dict[str, Any]:
         return {"type": "call_tool", "tool_name": action.tool_name, "arguments": action.arguments}
 
-    def _parse_result(self, payload: Dict[str, Any]) -> StepResult[GuessObservation]:
+    def _parse_result(self, payload: dict[str, Any]) -> StepResult[GuessObservation]:
         obs = payload.get("observation", {})
         observation = GuessObservation(
             tool_name=obs.get("tool_name"),
@@ -81,10 +81,8 @@ class GuessClient(EnvClient[GuessAction, GuessObservation, State]):
             observation=observation, reward=payload.get("reward"), done=payload.get("done", False)
         )
 
-    def _parse_state(self, payload: Dict[str, Any]) -> State:
-        return State(
-            episode_id=payload.get("episode_id"), step_count=payload.get("step_count", 0)
-        )
+    def _parse_state(self, payload: dict[str, Any]) -> State:
+        return State(episode_id=payload.get("episode_id"), step_count=payload.get("step_count", 0))
 
 
 def typed(url: str, actions: list, reset: dict) -> int:
