@@ -24,6 +24,7 @@ import hmac
 import json
 import secrets
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,7 +41,14 @@ from mcpgym.servers.sessions import Session, SessionManager
 from mcpgym.servers.settings import ServerSettings
 from mcpgym.tools import WRAP_KEY
 
-__all__ = ["OpenEnvDialect", "attached_only", "claims", "serve_openenv", "websocket_attach"]
+__all__ = [
+    "OpenEnvDialect",
+    "attached_only",
+    "claims",
+    "host_allowed",
+    "serve_openenv",
+    "websocket_attach",
+]
 
 _TOOLS = ("tools/list", "tools/call")
 _METHOD_NOT_FOUND, _INVALID_PARAMS, _INTERNAL = -32601, -32602, -32603
@@ -388,13 +396,28 @@ def _json_text(content: Any) -> Any:
         return None
 
 
+def host_allowed(host: str | None, allowed: Sequence[str]) -> bool:
+    """The DNS-rebinding guard of spec `/mcp`: exact entries, or `name:*` for any port."""
+    if not host:
+        return False
+    if host in allowed:
+        return True
+    return any(a.endswith(":*") and host.startswith(a[:-1]) for a in allowed)
+
+
 async def serve_openenv(
-    scope: Scope, receive: Receive, send: Send, token: str, limit: int
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    token: str,
+    limit: int,
+    allowed_hosts: Sequence[str],
 ) -> Receive | None:
     """The `/mcp` hook: answer an OpenEnv request and return `None`, or hand the request on.
 
     Reads the body (at most `limit` bytes; a larger one goes on to the spec transport, which
-    refuses it) and returns a `receive` that replays it for the spec transport.
+    refuses it) and returns a `receive` that replays it for the spec transport. The `Host`
+    header is checked as the spec transport checks it (`allowed_hosts`, 421 otherwise).
     """
     headers = Headers(scope=scope)
     chunks: list[Message] = []
@@ -415,6 +438,11 @@ async def serve_openenv(
         except (ValueError, UnicodeDecodeError):
             parsed = None
     if claims(headers, parsed):
+        if not host_allowed(headers.get("host"), allowed_hosts):
+            await JSONResponse(_error(parsed.get("id"), -32600, "Invalid Host header"), 421)(
+                scope, receive, send
+            )
+            return None
         response = await OpenEnvDialect.of(scope["app"]).answer(parsed, token)
         await JSONResponse(response)(scope, receive, send)
         return None

@@ -137,6 +137,7 @@ class McpEndpoint:
         self.manager = manager
         self.settings = settings
         self.production = production
+        self._hosts = tuple(security_settings(settings).allowed_hosts)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         scope = _without_ows(scope)
@@ -155,7 +156,7 @@ class McpEndpoint:
             receive = replay
             if "mcp-session-id" not in headers:  # OpenEnv's dialect never has a spec session
                 replay = await serve_openenv(
-                    scope, receive, send, token, self.settings.max_frame_bytes
+                    scope, receive, send, token, self.settings.max_frame_bytes, self._hosts
                 )
                 if replay is None:
                     return

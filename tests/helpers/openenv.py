@@ -7,6 +7,7 @@ import contextlib
 import json
 import socket
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -38,29 +39,31 @@ def openenv_server(python: Path, mode: str = "simulation") -> Iterator[str]:
     """Serve tests/interop/openenv_server.py (OpenEnv's own `create_app`) on 127.0.0.1."""
     port = _free_port()  # the server binds it itself: it is OpenEnv's uvicorn.run
     url = f"http://127.0.0.1:{port}"
-    proc = subprocess.Popen(
-        [str(python), str(HERE / "openenv_server.py"), str(port), mode],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    with tempfile.TemporaryFile(mode="w+") as log:
+        proc = subprocess.Popen(
+            [str(python), str(HERE / "openenv_server.py"), str(port), mode],
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
 
-    def up() -> bool:
-        if proc.poll() is not None:
-            return True
-        try:
-            return httpx.get(f"{url}/health", timeout=1.0).status_code == 200
-        except httpx.TransportError:
-            return False
+        def up() -> bool:
+            if proc.poll() is not None:
+                return True
+            try:
+                return httpx.get(f"{url}/health", timeout=1.0).status_code == 200
+            except httpx.TransportError:
+                return False
 
-    try:
-        wait_until(up, timeout=60.0, interval=0.1, what="the OpenEnv server to start")
-        assert proc.poll() is None, f"OpenEnv server exited: {proc.stderr.read()[-2000:]}"
-        yield url
-    finally:
-        proc.terminate()
         try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
+            wait_until(up, timeout=60.0, interval=0.1, what="the OpenEnv server to start")
+            if proc.poll() is not None:
+                log.seek(0)
+                raise AssertionError(f"OpenEnv server exited: {log.read()[-2000:]}")
+            yield url
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=5)

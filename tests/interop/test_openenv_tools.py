@@ -51,16 +51,18 @@ def test_mcp_tool_client_on_guess(openenv_python: Path, mode: str) -> None:
     assert "closed" in got
 
 
-@pytest.mark.parametrize(
-    ("arguments", "says"),
-    [({"n": "x"}, "(n)"), ({}, "(n)"), ({"n": 500}, "outside"), ({"n": 1, "m": 2}, "(m)")],
-)
-def test_mcp_tool_client_failures_say_why(openenv_python: Path, arguments: dict, says: str) -> None:
+def test_mcp_tool_client_failures_say_why(openenv_python: Path) -> None:
     """Bad arguments and business errors raise OpenEnv's `RuntimeError` with our message."""
+    cases = [({"n": "x"}, "(n)"), ({}, "(n)"), ({"n": 500}, "outside"), ({"n": 1, "m": 2}, "(m)")]
+    calls = [["guess", arguments] for arguments, _ in cases]
     with run_server(create_app(GuessEnv)) as server:
-        got = _tools(openenv_python, server.url, [["guess", arguments]])
-    raised = got["call:guess"]["raised"]
-    assert raised.startswith("Tool 'guess' failed: ") and says in raised
+        args = [server.url, json.dumps(calls)]
+        code, rows, stderr = run_driver(openenv_python, "openenv_tools_driver.py", "tools", *args)
+    assert code == 0, rows[-1:] or stderr
+    raised = [row["raised"] for row in rows if row["op"] == "call:guess"]
+    assert len(raised) == len(cases)
+    for text, (_, says) in zip(raised, cases, strict=True):
+        assert text.startswith("Tool 'guess' failed: ") and says in text, text
 
 
 def test_mcp_tool_client_needs_the_token(openenv_python: Path) -> None:
