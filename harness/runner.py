@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -94,6 +95,8 @@ async def evaluate(
     records = {k: v for k, v in (store.load() if store else {}).items() if k in wanted}
     _check_agent(records.values(), agent.name, folder)
     pending = [s for s in specs if s.id not in records]
+    if records:  # never resume silently: say what the folder already holds
+        print(f"resumed: {len(records)} done, {len(pending)} to run ({folder})", file=sys.stderr)
     reporter = _reporter(progress, agent.name)
     tally = _Tally(done=len(records), total=len(specs))
     for r in records.values():
