@@ -50,11 +50,20 @@ def check_bearer(headers: Headers, settings: ServerSettings) -> str | None:
     return matched
 
 
+# RFC 6750 §3 challenge: MCP clients (Claude Code) show `error_description`, so the user learns
+# that a static bearer token is wanted, not an OAuth flow (which this server does not offer).
+_CHALLENGE = (
+    'Bearer realm="mcpgym", error="invalid_token", error_description="missing or invalid '
+    "bearer token: send Authorization: Bearer <token> (claude mcp add ... --header "
+    "'Authorization: Bearer <token>')\""
+)
+
+
 def unauthorized() -> JSONResponse:
     return JSONResponse(
         {"error": {"code": "UNAUTHORIZED", "message": "missing or invalid bearer token"}},
         status_code=401,
-        headers={"WWW-Authenticate": 'Bearer realm="mcpgym"'},
+        headers={"WWW-Authenticate": _CHALLENGE},
     )
 
 

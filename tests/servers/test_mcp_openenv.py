@@ -152,7 +152,10 @@ def test_auth_and_principals(make_client: ClientFactory) -> None:
     client = make_client(GuessEnv, mode="production", principals=principals)
     body = {"jsonrpc": "2.0", "id": 1, "method": "openenv/session/create", "params": {}}
     refused = client.post("/mcp", json=body)
-    assert refused.status_code == 401 and refused.headers["www-authenticate"].startswith("Bearer")
+    assert refused.status_code == 401
+    challenge = refused.headers["www-authenticate"]  # RFC 6750: says a bearer token is wanted
+    assert challenge.startswith('Bearer realm="mcpgym", error="invalid_token"')
+    assert "Authorization: Bearer <token>" in challenge
     sid = create(client, authorization="Bearer tok-a")
     # another principal cannot use, or close, a's session
     other = rpc(client, "tools/list", {"session_id": sid}, authorization="Bearer tok-b")
