@@ -75,7 +75,7 @@ def _claude() -> str | None:
 def test_readme_top_to_bottom_in_a_fresh_venv(tmp_path: Path) -> None:
     """The README's path as a newcomer walks it: install into a fresh venv (no setuptools
     warnings), `mcpgym` on PATH, serve the README's Notes from a temp folder and drive it with
-    the README's client; then `claude mcp add` / `list` when Claude Code is present."""
+    the README's client. The `claude` lines are `test_readme_claude_lines` (conformance suite)."""
     venv_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=True).create(venv_dir)
     pip = [str(venv_dir / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check"]
@@ -135,9 +135,22 @@ def test_readme_top_to_bottom_in_a_fresh_venv(tmp_path: Path) -> None:
         proc.terminate()
         proc.wait(timeout=15)
 
+
+@pytest.mark.conformance
+@pytest.mark.timeout(600)
+def test_readme_claude_lines(tmp_path: Path) -> None:
+    """The README's `claude mcp add ... -- mcpgym serve mymodule:Notes --stdio`, then
+    `claude mcp list` really connects."""
     claude = _claude()
     if claude is None:
+        if os.environ.get("CI"):
+            pytest.fail("Claude Code is missing: run bash .ci/node-tools.sh")
         pytest.skip("Claude Code is not installed (bash .ci/node-tools.sh installs it)")
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "mymodule.py").write_text(BLOCKS[0])
+    # `mcpgym` as the README's newcomer has it: on PATH, from the environment running the tests
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     home = tmp_path / "home"
     home.mkdir()
     cenv = {
