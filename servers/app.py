@@ -19,6 +19,7 @@ from mcpgym.servers.mcp_mount import McpMount
 from mcpgym.servers.mcp_openenv import attached_only
 from mcpgym.servers.principals import ProductionEnvs
 from mcpgym.servers.routes_ws import websocket_endpoint
+from mcpgym.servers.security import no_client_registration
 from mcpgym.servers.sessions import SessionManager
 from mcpgym.servers.settings import ServerSettings
 from mcpgym.tools import Mode
@@ -137,6 +138,8 @@ def create_app(
     else:  # only OpenEnv's socket attached to an /mcp session (`/ws?session_id=`)
         routes.append(WebSocketRoute("/ws", attached_only))
     routes.append(Route("/mcp", mcp, methods=["GET", "POST", "DELETE"]))
+    if settings.token or settings.principals:  # tell OAuth-first clients a token is wanted
+        routes.append(Route("/register", no_client_registration, methods=["POST"]))
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.settings = settings
     app.state.sessions = sessions

@@ -13,7 +13,13 @@ from starlette.responses import JSONResponse
 
 from mcpgym.servers.settings import ServerSettings
 
-__all__ = ["check_bearer", "forbidden_origin", "origin_allowed", "unauthorized"]
+__all__ = [
+    "check_bearer",
+    "forbidden_origin",
+    "no_client_registration",
+    "origin_allowed",
+    "unauthorized",
+]
 
 
 def origin_allowed(origin: str | None, settings: ServerSettings) -> bool:
@@ -70,4 +76,20 @@ def unauthorized() -> JSONResponse:
 def forbidden_origin() -> JSONResponse:
     return JSONResponse(
         {"error": {"code": "FORBIDDEN", "message": "Origin not allowed"}}, status_code=403
+    )
+
+
+async def no_client_registration(request: object) -> JSONResponse:
+    """`POST /register` on a server with a token: OAuth dynamic client registration refused.
+
+    After a 401, Claude Code tries OAuth and registers a client at `/register`; it shows this
+    body in its error, so the user reads that a static bearer token is wanted (RFC 7591 §3.2.2).
+    """
+    return JSONResponse(
+        {
+            "error": "invalid_client_metadata",
+            "error_description": "this server takes a static bearer token, not OAuth: add it "
+            "with --header 'Authorization: Bearer <token>'",
+        },
+        status_code=400,
     )

@@ -156,6 +156,11 @@ def test_auth_and_principals(make_client: ClientFactory) -> None:
     challenge = refused.headers["www-authenticate"]  # RFC 6750: says a bearer token is wanted
     assert challenge.startswith('Bearer realm="mcpgym", error="invalid_token"')
     assert "Authorization: Bearer <token>" in challenge
+    # OAuth-first clients (Claude Code) register a client next: refused, naming the token
+    registered = client.post("/register", json={"client_name": "x"})
+    assert registered.status_code == 400
+    assert "static bearer token" in registered.json()["error_description"]
+    assert make_client(GuessEnv).post("/register", json={}).status_code == 404  # no token: none
     sid = create(client, authorization="Bearer tok-a")
     # another principal cannot use, or close, a's session
     other = rpc(client, "tools/list", {"session_id": sid}, authorization="Bearer tok-b")
