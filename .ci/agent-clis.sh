@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install the agent CLIs the harness-adapter acceptance suite drives, into .tools/agents (gitignored).
+# Install the agent CLIs the harness-adapter acceptance suite drives, into .tools/node (gitignored),
+# the folder .ci/node-tools.sh uses: Node 22 and Claude Code are installed once for both suites.
 #
 #   .ci/agent-clis.sh            # idempotent: re-installs only what is missing or at another version
 #   export PATH="$(.ci/agent-clis.sh --path):$PATH"
@@ -8,8 +9,9 @@
 # Node >= 22 (its package.json `engines`); the machine has Node 20, so Node 22 comes from npm
 # (node-linux-<arch>@22) as in .ci/node-tools.sh. Codex and OpenCode ship native binaries through
 # platform-specific optional dependencies of their npm packages and run on any Node.
-# Layout: .tools/agents/<name>/ is one npm prefix per tool; .tools/agents/bin/ holds wrappers that
-# run each CLI with Node 22 first on PATH: node, claude, codex, opencode; versions.env records them.
+# Layout: .tools/node/<name>/ is one npm prefix per tool; .tools/node/bin/ holds wrappers that
+# run each CLI with Node 22 first on PATH: node, claude, codex, opencode; versions.env records them
+# (merged with what node-tools.sh records).
 # MCPGYM_AGENT_TOOLS overrides the install root. The shared steps are in .ci/lib-node.sh.
 set -euo pipefail
 
@@ -19,7 +21,7 @@ CODEX=0.171.0
 OPENCODE=1.18.33
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
-tools="${MCPGYM_AGENT_TOOLS:-$root/.tools/agents}"
+tools="${MCPGYM_AGENT_TOOLS:-$root/.tools/node}"  # shared with .ci/node-tools.sh
 bin="$tools/bin"
 
 if [ "${1:-}" = "--path" ]; then

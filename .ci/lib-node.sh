@@ -53,12 +53,18 @@ WRAP
 }
 
 # write_versions VAR...: $tools/versions.env with Node's version, then VAR=value for each VAR.
+# Both scripts share $tools, so entries written by the other one are kept.
 write_versions() {
-    local var
+    local var file="$tools/versions.env" keep=""
+    if [ -f "$file" ]; then
+        keep="$(grep -v -E "^(NODE$(printf '|%s' "$@"))=" "$file" || true)"
+    fi
     {
+        [ -z "$keep" ] || echo "$keep"
         echo "NODE=$("$node_bin/node" --version)"
         for var in "$@"; do
             echo "$var=${!var}"
         done
-    } > "$tools/versions.env"
+    } > "$file.tmp"
+    mv "$file.tmp" "$file"
 }

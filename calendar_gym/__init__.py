@@ -16,6 +16,14 @@ docs/calendar_benchmark.md for the task suite (`calendar_gym.tasks`), its grader
 job, `python -m calendar_gym.demo`.
 """
 
+try:
+    import dateutil as _dateutil  # noqa: F401  (recurrence rules)
+except ImportError:  # one line, naming the extra, instead of a traceback from deep inside
+    raise ModuleNotFoundError(
+        "calendar_gym needs the [calendar] extra: pip install 'mcpgym[calendar]'",
+        name="dateutil",
+    ) from None
+
 from calendar_gym.env import RESET_OPTIONS, CalendarEnv, CalendarState
 from calendar_gym.errors import CODES, ERROR_MODES, ApiError
 from calendar_gym.seed_world import (

@@ -84,7 +84,10 @@ def load_agent(name: str, options: AgentOptions | None = None) -> Any:
     if factory is None:
         found = [ep for ep in entry_points(group="mcpgym.agents") if ep.name == name]
         if found:
-            factory = found[0].load()
+            try:
+                factory = found[0].load()
+            except ImportError as exc:  # e.g. calendar_gym's agents without the [calendar] extra
+                raise ValueError(f"cannot load agent {name!r} ({found[0].value}): {exc}") from None
         elif ":" in name:
             from mcpgym.servers.factory import load_target
 

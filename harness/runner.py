@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -106,6 +107,8 @@ async def evaluate(
     records = {k: v for k, v in loaded if k in wanted and v.done_reason != "infra_error"}
     _check_agent(records.values(), agent.name, folder)
     pending = [s for s in specs if s.id not in records]
+    if records:  # never resume silently: say what the folder already holds
+        print(f"resumed: {len(records)} done, {len(pending)} to run ({folder})", file=sys.stderr)
     reporter = _reporter(progress, agent.name)
     tally = _Tally(done=len(records), total=len(specs))
     for r in records.values():

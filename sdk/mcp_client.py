@@ -3,6 +3,8 @@
 - `mode="production"` speaks real MCP to `/mcp` through the official `mcp` package's `Client`
   (Streamable HTTP; `protocol="auto"` negotiates 2026-07-28 with an mcpgym server, `"legacy"`
   does the 2025-11-25 handshake). Nothing goes over the WebSocket.
+  Against an OpenEnv 0.10.0 server, whose `/mcp` is its own JSON-RPC dialect, the client falls
+  back to that dialect (`openenv/session/create`, then `tools/*` with the session id).
 - `mode="simulation"` plays an episode over the WebSocket `/ws` with `EnvClient`: `reset` on
   connect, then every call is a `step` (with a reward; the server keeps the episode's state).
 
@@ -36,7 +38,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from mcpgym.client import EnvClient
-from mcpgym.errors import ClientError, RemoteError
+from mcpgym.client._openenv import OpenEnvToolSession
+from mcpgym.errors import ClientError, RemoteError, ServerGone
 from mcpgym.tools import WRAP_KEY, Mode
 from mcpgym.types import CallToolObservation, ToolErrorInfo, ToolInfo
 
@@ -78,6 +81,7 @@ class MCPToolClient:
         self._env: EnvClient[Any, Any, Any] | None = None
         self._output_schemas: dict[str, dict[str, Any] | None] = {}
         self._refused: tuple[int, str] | None = None
+        self._openenv: OpenEnvToolSession | None = None
 
     @property
     def transport(self) -> Literal["mcp", "websocket"]:
@@ -107,7 +111,7 @@ class MCPToolClient:
                 )
                 self._env = await stack.enter_async_context(env)
                 await env.reset(**self._reset_options)
-        except BaseException:
+        except BaseException as exc:
             await stack.aclose()
             self._mcp = self._env = None
             if self._refused is not None:  # say why, instead of the mcp client's -32603
@@ -116,14 +120,41 @@ class MCPToolClient:
                 raise RemoteError(
                     code, f"{url} refused the MCP connection: HTTP {status}"
                 ) from None
-            raise
-        self._stack = stack
+            if self.mode != "production" or not isinstance(exc, Exception):
+                raise
+            # Not spec MCP: perhaps an OpenEnv server, whose /mcp speaks its own dialect.
+            await self._connect_openenv(exc)
+        else:
+            self._stack = stack
         return self
+
+    async def _connect_openenv(self, cause: Exception) -> None:
+        """Open an OpenEnv `/mcp` session; a `ClientError` saying both failures otherwise."""
+        stack = contextlib.AsyncExitStack()
+        http = await stack.enter_async_context(
+            httpx2.AsyncClient(headers=self._headers, timeout=self.timeout)
+        )
+        session = OpenEnvToolSession(http, f"{self.base_url}/mcp")
+        try:
+            await session.open()
+        except ClientError as err:
+            await stack.aclose()
+            leaf = _leaf(cause)
+            if isinstance(err, ServerGone):
+                raise err from None
+            raise ClientError(
+                f"{self.base_url}/mcp speaks neither MCP ({type(leaf).__name__}: {leaf}) nor "
+                f"OpenEnv's /mcp dialect ({err})",
+                url=f"{self.base_url}/mcp",
+            ) from None
+        stack.push_async_callback(session.close)
+        self._openenv = session
+        self._stack = stack
 
     async def close(self) -> None:
         """End the MCP session or the episode. Safe to call more than once."""
         stack, self._stack = self._stack, None
-        self._mcp = self._env = None
+        self._mcp = self._env = self._openenv = None
         if stack is not None:
             await stack.aclose()
 
@@ -132,6 +163,8 @@ class MCPToolClient:
         await self.connect()
         if self._env is not None:
             return await self._env.list_tools()
+        if self._openenv is not None:
+            return await self._openenv.list_tools()
         tools = (await self._session().list_tools()).tools
         self._output_schemas = {t.name: t.output_schema for t in tools}
         return [_tool_info(t) for t in tools]
@@ -143,6 +176,8 @@ class MCPToolClient:
         await self.connect()
         if self._env is not None:
             return await self._env.call_tool(name, dict(arguments or {}))
+        if self._openenv is not None:
+            return await self._openenv.call_tool(name, arguments or {})
         if name not in self._output_schemas:
             await self.list_tools()
         try:
@@ -293,3 +328,10 @@ def _error_info(structured: dict[str, Any] | None, blocks: list[dict[str, Any]])
 
 
 _ERROR_TYPES = ("tool_not_found", "invalid_args", "execution_error", "timeout")
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """The first non-group exception inside `exc` (the mcp client nests task-group errors)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:  # pyright: ignore[reportUnknownMemberType]
+        exc = exc.exceptions[0]  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    return exc  # pyright: ignore[reportUnknownVariableType]

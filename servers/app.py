@@ -22,9 +22,11 @@ from mcpgym.servers.dispatch import Dispatcher
 from mcpgym.servers.factory import make_factory
 from mcpgym.servers.limits import HeaderCountGuard
 from mcpgym.servers.mcp_mount import McpMount
+from mcpgym.servers.mcp_openenv import attached_only
 from mcpgym.servers.principals import ProductionEnvs
 from mcpgym.servers.routes_tasks import TASK_ROUTES
 from mcpgym.servers.routes_ws import websocket_endpoint
+from mcpgym.servers.security import no_client_registration
 from mcpgym.servers.sessions import SessionManager
 from mcpgym.servers.settings import ServerSettings
 from mcpgym.tools import Mode
@@ -153,7 +155,11 @@ def create_app(
         routes += TASK_ROUTES
     if settings.mode == "simulation" or settings.production_ws:
         routes.append(WebSocketRoute("/ws", websocket_endpoint))
+    else:  # only OpenEnv's socket attached to an /mcp session (`/ws?session_id=`)
+        routes.append(WebSocketRoute("/ws", attached_only))
     routes.append(Route("/mcp", mcp, methods=["GET", "POST", "DELETE"]))
+    if settings.token or settings.principals:  # tell OAuth-first clients a token is wanted
+        routes.append(Route("/register", no_client_registration, methods=["POST"]))
     if settings.web:  # the browser UI: imported only when asked for
         from mcpgym.servers.web import web_routes
 

@@ -63,10 +63,12 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
     from mcpgym.servers.limits import uvicorn_options
 
+    port = args.port or _free_port(args.host)
+    print(startup_line(target, settings, args.host, port), file=sys.stderr, flush=True)
     uvicorn.run(
         app,
         host=args.host,
-        port=args.port,
+        port=port,
         log_level=args.log_level,
         **uvicorn_options(settings),
         ws_ping_interval=20.0,
@@ -75,6 +77,33 @@ def _serve(args: argparse.Namespace) -> int:
         root_path=args.root_path,
     )
     return 0
+
+
+def startup_line(target: Any, settings: Any, host: str, port: int) -> str:
+    """The one line `mcpgym serve` prints at start: where, which mode, what is exposed."""
+    name = getattr(target, "__name__", type(target).__name__)
+    url = f"http://{f'[{host}]' if ':' in host else host}:{port}"
+    if settings.mode == "simulation":
+        routes = ["/ws", "/reset", "/step", "/state", "/mcp"]
+    else:
+        routes = ["/mcp"] + (["/ws"] if settings.production_ws else [])
+    specs: dict[str, Any] = getattr(target, "tool_specs", {}) if isinstance(target, type) else {}
+    tools = sorted(n for n, spec in specs.items() if spec.visible_in(settings.mode))
+    parts = [f"mcpgym serve: {name} ({settings.mode}) at {url}", " ".join(routes) + " /health"]
+    if tools:
+        parts.append("tools: " + ", ".join(tools))
+    if settings.token or settings.principals:
+        parts.append("bearer token required")
+    return "; ".join(parts)
+
+
+def _free_port(host: str) -> int:
+    """A port free on `host` now (for `--port 0`: the start-up line names the real one)."""
+    import socket
+
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
 
 
 def _load_principals(path: str) -> dict[str, dict[str, Any]]:

@@ -5,7 +5,7 @@ The session manager (`build_session_manager`) serves both protocol eras (2025-11
 In front of it, `McpEndpoint` answers a bad `Origin` with 403 and a missing or wrong token with
 401 *before* the manager looks at session ids, refuses JSON-RPC batches (400, -32600) in both
 eras, strips optional whitespace around header values, and in production picks the principal's
-environment.
+environment. OpenEnv's bare JSON-RPC dialect is answered beside spec MCP (servers/mcp_openenv.py).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import Message, Receive, Scope, Send
 
+from mcpgym.servers.mcp_openenv import serve_openenv
 from mcpgym.servers.mcp_server import CURRENT_ENV
 from mcpgym.servers.principals import ProductionEnvs
 from mcpgym.servers.security import (
@@ -174,6 +175,7 @@ class McpEndpoint:
         self.manager = manager
         self.settings = settings
         self.production = production
+        self._hosts = tuple(security_settings(settings).allowed_hosts)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         scope = _without_ows(scope)
@@ -196,6 +198,13 @@ class McpEndpoint:
             if replay is None:
                 return
             receive = replay
+            if "mcp-session-id" not in headers:  # OpenEnv's dialect never has a spec session
+                replay = await serve_openenv(
+                    scope, receive, send, token, self.settings.max_frame_bytes, self._hosts
+                )
+                if replay is None:
+                    return
+                receive = replay
         reset = None
         if self.production is not None:
             env = await self.production.for_token(token)

@@ -14,6 +14,7 @@ from starlette.websockets import WebSocket, WebSocketState
 from mcpgym.errors import CapacityReached, ExecutionError, MCPGymError
 from mcpgym.servers import wire_json
 from mcpgym.servers.dispatch import Dispatcher, error_frame
+from mcpgym.servers.mcp_openenv import websocket_attach
 from mcpgym.servers.security import bearer_role, forbidden, origin_allowed, unauthorized
 from mcpgym.servers.sessions import SessionManager
 
@@ -38,6 +39,9 @@ def _encode(reply: dict[str, Any]) -> str:
 
 async def websocket_endpoint(websocket: WebSocket) -> None:
     """Serve one client: accept, open a session, then answer frames until close."""
+    if "session_id" in websocket.query_params:  # OpenEnv: a socket on an /mcp session
+        await websocket_attach(websocket)
+        return
     sessions: SessionManager = websocket.app.state.sessions
     dispatcher: Dispatcher = websocket.app.state.dispatcher
     settings = websocket.app.state.settings

@@ -30,6 +30,7 @@ __all__ = [
     "check_bearer",
     "forbidden",
     "forbidden_origin",
+    "no_client_registration",
     "origin_allowed",
     "unauthorized",
 ]
@@ -79,12 +80,21 @@ def check_bearer(headers: Headers, settings: ServerSettings) -> str | None:
     return None if found is None else found[1]
 
 
+# RFC 6750 §3 challenge: MCP clients (Claude Code) show `error_description`, so the user learns
+# that a static bearer token is wanted, not an OAuth flow (which this server does not offer).
+_CHALLENGE = (
+    'Bearer realm="mcpgym", error="invalid_token", error_description="missing or invalid '
+    "bearer token: send Authorization: Bearer <token> (claude mcp add ... --header "
+    "'Authorization: Bearer <token>')\""
+)
+
+
 def unauthorized() -> JSONResponse:
     """401 with a JSON body and the `WWW-Authenticate` challenge."""
     return JSONResponse(
         {"error": {"code": "UNAUTHORIZED", "message": "missing or invalid bearer token"}},
         status_code=401,
-        headers={"WWW-Authenticate": 'Bearer realm="mcpgym"'},
+        headers={"WWW-Authenticate": _CHALLENGE},
     )
 
 
@@ -95,3 +105,19 @@ def forbidden(message: str) -> JSONResponse:
 
 def forbidden_origin() -> JSONResponse:
     return forbidden("Origin not allowed")
+
+
+async def no_client_registration(request: object) -> JSONResponse:
+    """`POST /register` on a server with a token: OAuth dynamic client registration refused.
+
+    After a 401, Claude Code tries OAuth and registers a client at `/register`; it shows this
+    body in its error, so the user reads that a static bearer token is wanted (RFC 7591 §3.2.2).
+    """
+    return JSONResponse(
+        {
+            "error": "invalid_client_metadata",
+            "error_description": "this server takes a static bearer token, not OAuth: add it "
+            "with --header 'Authorization: Bearer <token>'",
+        },
+        status_code=400,
+    )

@@ -1,39 +1,69 @@
-"""The Python examples of docs pages without a test of their own run as written."""
+"""Every Python block of docs/*.md runs alone, as a reader would run it: a fresh interpreter, a
+temporary working folder, nothing from earlier blocks.
+
+A block that talks to `http://127.0.0.1:8000` gets a real server there instead (its URL swapped
+in): GuessEnv in production with token `T` when the block uses production MCP, in simulation
+otherwise. Pages name what must be running in the prose before such a block.
+"""
 
 from __future__ import annotations
 
 import re
+import subprocess
 import sys
-import types
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from helpers.server import run_server
+from helpers.server import RunningServer, run_server
 from mcpgym.examples.guess import GuessEnv
 from mcpgym.servers import create_app
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
+PLACEHOLDER = "http://127.0.0.1:8000"
 
 
-def _blocks(page: str) -> list[str]:
-    return re.findall(r"```python\n(.*?)```", (DOCS / page).read_text(), flags=re.S)
+def _blocks() -> list[tuple[str, str]]:
+    found: list[tuple[str, str]] = []
+    for page in sorted(DOCS.glob("*.md")):
+        for i, block in enumerate(re.findall(r"```python\n(.*?)```", page.read_text(), re.S)):
+            found.append((f"{page.name}[{i}]", block))
+    return found
 
 
-def test_authoring_examples_run(monkeypatch: pytest.MonkeyPatch) -> None:
-    # a real module, as a user's file would be (pydantic resolves annotations through it)
-    module = types.ModuleType("docs_authoring")
-    monkeypatch.setitem(sys.modules, module.__name__, module)
-    blocks = _blocks("authoring.md")
-    assert len(blocks) >= 4
-    for i, block in enumerate(blocks):
-        exec(compile(block, f"docs/authoring.md[{i}]", "exec"), module.__dict__)
+BLOCKS = _blocks()
 
 
-@pytest.mark.server
-def test_client_example_runs_against_a_real_server() -> None:
-    (block,) = _blocks("client.md")
+@pytest.fixture(scope="module")
+def simulation() -> Iterator[RunningServer]:
     with run_server(create_app(GuessEnv)) as server:
-        code = block.replace("http://127.0.0.1:8000", server.url)
-        exec(compile(code, "docs/client.md", "exec"), {"__name__": "docs_client"})
-        server.wait_for_sessions(0)
+        yield server
+
+
+@pytest.fixture(scope="module")
+def production() -> Iterator[RunningServer]:
+    with run_server(create_app(GuessEnv, mode="production", token="T")) as server:
+        yield server
+
+
+def test_the_pages_have_blocks() -> None:
+    pages = {name.split("[")[0] for name, _ in BLOCKS}
+    assert {"authoring.md", "client.md", "mcp.md", "rubrics.md", "capture.md"} <= pages
+
+
+@pytest.mark.parametrize(("name", "block"), BLOCKS, ids=[name for name, _ in BLOCKS])
+def test_block_runs_alone(
+    name: str, block: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    code = block
+    if PLACEHOLDER in block:
+        production_mcp = 'mode="production"' in block or "/mcp" in block
+        server: RunningServer = request.getfixturevalue(
+            "production" if production_mcp else "simulation"
+        )
+        code = block.replace(PLACEHOLDER, server.url)
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=180
+    )
+    assert out.returncode == 0, f"docs/{name} failed alone:\n{out.stderr[-3000:]}"

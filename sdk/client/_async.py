@@ -28,6 +28,7 @@ from mcpgym.client._core import (
     ClientCore,
     Frame,
     ObsT,
+    PlainFrames,
     Request,
     StateT,
 )
@@ -107,7 +108,12 @@ class AsyncTransport:
                 async with asyncio.timeout(request.timeout):
                     await ws.send(request.text)
                     while True:
-                        frame = core.receive(request, await ws.recv())
+                        try:
+                            frame = core.receive(request, await ws.recv())
+                        except PlainFrames as again:  # a server that refuses our extensions
+                            request = again.request
+                            await ws.send(request.text)
+                            continue
                         if frame is not None:
                             return frame
             except TimeoutError:

@@ -6,6 +6,12 @@ request frames with correlation ids, normalises the server URL, matches replies 
 request (dropping stale ones), turns error frames into `RemoteError`, and parses payloads into the
 configured pydantic models. The transports only move text frames and map socket failures.
 
+Servers that do not echo request ids (OpenEnv 0.10.0, which also refuses any field it does not
+know) are learnt from their first reply: a reply without `id`, or a refusal naming our `id` or
+`timeout_s` as a forbidden extra field. From then on frames go without them (the refused request
+is sent again, as `PlainFrames` tells the transport), and a timed-out call ends the connection,
+since a late reply could no longer be told from the next one.
+
 Example:
     >>> core = ClientCore("http://127.0.0.1:8000")
     >>> core.url
@@ -22,7 +28,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Generic, Literal
 
 from pydantic import BaseModel, TypeAdapter
@@ -48,8 +54,10 @@ __all__ = [
     "ClientCore",
     "Frame",
     "ObsT",
+    "PlainFrames",
     "Request",
     "StateT",
+    "tool_value",
 ]
 
 ActT = TypeVar("ActT", bound=Action, default=Action)
@@ -78,6 +86,24 @@ class Request:
     text: str
     timeout: float | None
     """Seconds to wait for the reply; `None` waits forever."""
+    frame: Frame | None = None
+    """The frame `text` encodes (kept so it can be re-encoded without our extensions)."""
+
+
+_EXTENSIONS = ("id", "timeout_s")
+"""Frame fields of ours that OpenEnv's server rejects as unknown."""
+
+
+class PlainFrames(ClientError):
+    """The server refused our frame extensions: send `request` (the same frame without them).
+
+    Transports catch it and resend; it only escapes (as a `ClientError`) if the server refuses
+    the plain frame too.
+    """
+
+    def __init__(self, request: Request) -> None:
+        super().__init__(f"the server refused the {request.type!r} frame's extra fields")
+        self.request = request
 
 
 class ClientCore(Generic[ObsT, StateT]):
@@ -110,6 +136,8 @@ class ClientCore(Generic[ObsT, StateT]):
         self._ids = itertools.count(1)
         self._action_adapter = TypeAdapter(action_type) if action_type is not None else None
         self._status: _Status = "idle"
+        self.echoes_ids: bool | None = None
+        """Whether the server echoes request ids (`None` until its first reply says)."""
 
     # -- connection bookkeeping (the transports report, the core decides) -------------------------
 
@@ -196,12 +224,20 @@ class ClientCore(Generic[ObsT, StateT]):
         if data is not None:
             frame["data"] = data
         frame.update(extra)
+        if self.echoes_ids is False:
+            frame = {k: v for k, v in frame.items() if k not in _EXTENSIONS}
         return Request(
             id=rid,
             type=type_,
             text=json.dumps(frame, separators=(",", ":")),
             timeout=self.timeout if timeout == "default" else timeout,
+            frame=frame,
         )
+
+    def plain(self, request: Request) -> Request:
+        """`request` without our extensions (`id`, `timeout_s`), for servers that refuse them."""
+        frame = {k: v for k, v in (request.frame or {}).items() if k not in _EXTENSIONS}
+        return replace(request, text=json.dumps(frame, separators=(",", ":")), frame=frame)
 
     # -- replies ----------------------------------------------------------------------------------
 
@@ -224,8 +260,16 @@ class ClientCore(Generic[ObsT, StateT]):
         rid = reply.get("id")
         if rid is not None and str(rid) != request.id:
             return None
+        data = reply.get("data")
+        if rid is None and self.echoes_ids is not False and "id" in (request.frame or ()):
+            if reply.get("type") != "error":
+                self.echoes_ids = False
+            elif _refuses_extensions(data):
+                self.echoes_ids = False
+                raise PlainFrames(self.plain(request))
+        elif rid is not None:
+            self.echoes_ids = True
         if reply.get("type") == "error":
-            data = reply.get("data")
             detail: dict[str, Any] = dict(data) if isinstance(data, dict) else {}
             code = str(detail.pop("code", "UNKNOWN"))
             message_ = str(detail.pop("message", "") or "(no message)")
@@ -244,6 +288,7 @@ class ClientCore(Generic[ObsT, StateT]):
                 model = ListToolsObservation
             elif "tool_name" in inner:
                 model = CallToolObservation
+                inner = self._tool_result(inner)
         obs: Any = self._validate(model, inner, reward, done)
         return StepResult(observation=obs, reward=reward, done=done)
 
@@ -255,7 +300,13 @@ class ClientCore(Generic[ObsT, StateT]):
     def parse_call_tool(self, frame: Frame) -> CallToolObservation:
         """The observation of a `call_tool` step reply, `reward` and `done` from the envelope."""
         inner, reward, done = self.parse_step_dict(frame)
-        return self._validate(CallToolObservation, inner, reward, done)
+        return self._validate(CallToolObservation, self._tool_result(inner), reward, done)
+
+    def _tool_result(self, inner: dict[str, Any]) -> dict[str, Any]:
+        """OpenEnv's server puts FastMCP's whole call result in `result`: keep the tool's value."""
+        if self.echoes_ids is not False or not isinstance(inner.get("result"), dict):
+            return inner
+        return {**inner, "result": tool_value(inner["result"])}
 
     def parse_step_dict(self, frame: Frame) -> tuple[dict[str, Any], float | None, bool]:
         """An `observation` reply as `(observation dict, reward, done)`, without any model."""
@@ -323,9 +374,17 @@ class ClientCore(Generic[ObsT, StateT]):
         return ServerGone(what.format(url=self.url) + cause, url=self.url)
 
     def timed_out(self, request: Request) -> RequestTimeout:
-        """A `RequestTimeout` for `request`; the connection stays usable (late replies drop)."""
+        """A `RequestTimeout` for `request`; the connection stays usable (late replies drop).
+
+        With a server that does not echo ids a late reply cannot be recognised, so the
+        connection is marked lost instead (the next call raises `ServerGone`).
+        """
+        lost = ""
+        if self.echoes_ids is False and self._status == "open":
+            self._status = "lost"
+            lost = "; this server does not echo ids, so the connection was dropped"
         return RequestTimeout(
-            f"no reply to {request.type!r} from {self.url} within {request.timeout} s",
+            f"no reply to {request.type!r} from {self.url} within {request.timeout} s{lost}",
             url=self.url,
             request=request.type,
             timeout=request.timeout,
@@ -344,3 +403,35 @@ class ClientCore(Generic[ObsT, StateT]):
         return RemoteError(
             code, f"{self.url} rejected the WebSocket connection: {exc}", status=status
         )
+
+
+def _refuses_extensions(data: Any) -> bool:
+    """Whether an error frame's pydantic `errors` name one of our extensions as forbidden."""
+    errors: Any = data.get("errors") if isinstance(data, dict) else None  # pyright: ignore[reportUnknownMemberType]
+    if not isinstance(errors, list):
+        return False
+    for err in errors:  # pyright: ignore[reportUnknownVariableType]
+        if not isinstance(err, dict):
+            continue
+        loc: Any = err.get("loc")  # pyright: ignore[reportUnknownMemberType]
+        first = loc[0] if isinstance(loc, list | tuple) and loc else None
+        if err.get("type") == "extra_forbidden" and first in _EXTENSIONS:  # pyright: ignore[reportUnknownMemberType]
+            return True
+    return False
+
+
+def tool_value(result: Any) -> Any:
+    """A tool's value from an OpenEnv call result (FastMCP's `CallToolResult` as JSON).
+
+    `data` is FastMCP's parsed value; without it, the structured content; else the content
+    blocks. Anything that is not such a result is returned as it is.
+    """
+    if not isinstance(result, dict) or "content" not in result:
+        return result
+    body: dict[str, Any] = result  # pyright: ignore[reportUnknownVariableType]
+    if body.get("data") is not None:
+        return body["data"]
+    structured = body.get("structured_content", body.get("structuredContent"))
+    if structured is not None:
+        return structured
+    return body.get("content")

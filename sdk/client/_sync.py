@@ -28,6 +28,7 @@ from mcpgym.client._core import (
     ClientCore,
     Frame,
     ObsT,
+    PlainFrames,
     Request,
     StateT,
 )
@@ -110,7 +111,12 @@ class SyncTransport:
                 ws.send(request.text)
                 while True:
                     left = None if deadline is None else max(0.0, deadline - time.monotonic())
-                    frame = core.receive(request, ws.recv(timeout=left))
+                    try:
+                        frame = core.receive(request, ws.recv(timeout=left))
+                    except PlainFrames as again:  # a server that refuses our extensions
+                        request = again.request
+                        ws.send(request.text)
+                        continue
                     if frame is not None:
                         return frame
             except TimeoutError:

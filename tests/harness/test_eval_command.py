@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -139,6 +140,9 @@ def test_a_killed_run_resumes_with_only_the_missing_episodes(tmp_path: Path) -> 
 
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+    resumed = re.search(r"^resumed: (\d+) done, (\d+) to run", done.stderr, re.MULTILINE)
+    assert resumed, done.stderr  # said even with --quiet
+    assert int(resumed[1]) == len(before) and int(resumed[2]) == 120 - len(before)
     all_ids = [f"seed-{s}" for s in range(50, 170)]
     second_started = log.read_text().splitlines()
     assert sorted(second_started) == sorted(set(all_ids) - set(before))

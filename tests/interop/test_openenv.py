@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 import subprocess
-import venv
 from pathlib import Path
 
 import pytest
@@ -17,37 +15,7 @@ from mcpgym.servers import create_app
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(900)]
 
-ROOT = Path(__file__).resolve().parents[2]
-VENV = Path(os.environ.get("MCPGYM_OPENENV_VENV", ROOT / ".tools" / "openenv-venv"))
 DRIVER = Path(__file__).with_name("openenv_driver.py")
-
-
-@pytest.fixture(scope="module")
-def openenv_python() -> Path:
-    """A virtual environment holding openenv 0.10.0 (built once, kept in .tools/)."""
-    python = VENV / "bin" / "python"
-    probe = [
-        str(python),
-        "-c",
-        "import importlib.metadata as m; assert m.version('openenv') == '0.10.0'",
-    ]
-    if python.exists() and subprocess.run(probe, capture_output=True).returncode == 0:
-        return python
-    venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
-    subprocess.run(
-        [
-            str(python),
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "openenv==0.10.0",
-        ],
-        check=True,
-    )
-    subprocess.run(probe, check=True)
-    return python
 
 
 def _drive(python: Path, url: str, actions: list[dict], reset: dict) -> list[dict]:

@@ -7,7 +7,7 @@ argv, environment and working directory of one `prompt`.
     proc = await asyncio.create_subprocess_exec(*run.argv, env=run.env, cwd=run.cwd,
                                                 stdin=asyncio.subprocess.DEVNULL, ...)
 
-CLIs are found on PATH, then in `.tools/agents/bin` (what `.ci/agent-clis.sh` installs).
+CLIs are found on PATH, then in `.tools/node/bin` (what `.ci/agent-clis.sh` installs).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def find_cli(cli: Cli) -> str | None:
     found = shutil.which(cli)
     if found:
         return found
-    local = ROOT / ".tools" / "agents" / "bin" / cli
+    local = ROOT / ".tools" / "node" / "bin" / cli
     return str(local) if local.exists() else None
 
 

@@ -141,6 +141,28 @@ def test_serve_answers_health_then_stops_on_sigterm(launched: Launched) -> None:
     assert proc.wait(timeout=30) in (0, -signal.SIGTERM)
     _, stderr = proc.communicate(timeout=5)
     assert "Traceback" not in stderr
+    first = stderr.splitlines()[0]  # the one start-up line: where, mode, what is exposed
+    assert first == (
+        f"mcpgym serve: GuessEnv (simulation) at http://127.0.0.1:{port}; "
+        "/ws /reset /step /state /mcp /health; tools: guess, hint"
+    )
+
+
+@pytest.mark.parametrize(
+    ("settings", "says"),
+    [
+        ({"mode": "production"}, "(production) at http://h:1; /mcp /health; tools: guess, lead"),
+        ({"mode": "production", "token": "t", "production_ws": True}, "/mcp /ws /health"),
+        ({"mode": "production", "token": "t"}, "; bearer token required"),
+    ],
+)
+def test_startup_line_names_mode_routes_and_tools(settings: dict, says: str) -> None:
+    from mcpgym.examples.guess import GuessEnv
+    from mcpgym.servers.cli import startup_line
+    from mcpgym.servers.settings import ServerSettings
+
+    assert says in startup_line(GuessEnv, ServerSettings(**settings), "h", 1)
+    assert "[::1]:9" in startup_line(GuessEnv, ServerSettings(), "::1", 9)
 
 
 def test_serve_in_simulation_mode_imports_neither_mcp_nor_plugins() -> None:

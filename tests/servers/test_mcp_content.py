@@ -6,7 +6,6 @@ cannot carry what it asks for."""
 from __future__ import annotations
 
 import base64
-import inspect
 from collections.abc import Iterator
 from typing import Any
 
@@ -140,11 +139,6 @@ def test_simulation_records_logs_and_progress_and_refuses_sampling() -> None:
     assert ToolContext().supports("elicitation") is False
 
 
-@pytest.mark.skipif(
-    "tool_events" not in inspect.getsource(MCPEnvironment),
-    reason="sdk/mcp_env.py does not yet put the ToolContext's events in the observation "
-    "(see the lines proposed in the issue-3 report)",
-)
 def test_step_observation_carries_the_tool_events() -> None:
     env = EverythingEnv()
     env.reset()

@@ -50,8 +50,9 @@ def test_mcp_authoring_example() -> None:
 async def test_mcp_client_examples(
     guarded: RunningServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    tool_client, official = blocks("mcp.md")[1:3]
-    play = run_block(tool_client.replace("token=None", 'token="T"'), "mcp.md[1]")["play"]
+    # the blocks end in `asyncio.run(...)` (tests/test_docs.py runs them so); here, on this loop
+    tool_client, official = (b.rsplit("\nasyncio.run(", 1)[0] for b in blocks("mcp.md")[1:3])
+    play = run_block(tool_client, "mcp.md[1]")["play"]
     await play(guarded.url)
     assert "guess" in capsys.readouterr().out
     main = run_block(official.replace("http://127.0.0.1:8000", guarded.url), "mcp.md[2]")["main"]

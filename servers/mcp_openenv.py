@@ -1,0 +1,468 @@
+"""OpenEnv 0.10.0's HTTP MCP dialect, served on `/mcp` beside spec MCP.
+
+OpenEnv's `MCPToolClient` does not speak Streamable HTTP. It POSTs bare JSON-RPC to `/mcp`:
+`openenv/session/create` (→ `{"session_id"}`), then `tools/list` / `tools/call` carrying
+`params.session_id`, and `openenv/session/close` at the end. When used as a context manager it
+also opens `/ws?session_id=<id>`, a WebSocket attached to that same session. Its `call_tool`
+returns `result["data"]` and raises on a JSON-RPC error.
+
+The request itself tells the dialects apart (`claims`): spec MCP sends `initialize` first and then
+an `Mcp-Session-Id` header, and its clients accept `text/event-stream`; an OpenEnv request has no
+session header and uses an `openenv/*` method, a `params.session_id`, or plain-JSON `tools/*`.
+
+Nothing here dispatches a tool: every `tools/*` request goes to the app's `Dispatcher` (its MCP
+handler, the one the WebSocket `mcp` frame uses), so tools, mode tags, argument validation and
+error mapping are the other transports'. Auth, Origin and body limits are checked by `/mcp` before
+this module sees the request. Simulation sessions are `SessionManager` sessions (capacity, idle
+reaping, `env.close()`); in production a session is a lease on the principal's live instance,
+bounded by `max_sessions` and dropped when idle.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import secrets
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.datastructures import Headers
+from starlette.responses import JSONResponse
+from starlette.types import Message, Receive, Scope, Send
+from starlette.websockets import WebSocket, WebSocketState
+
+from mcpgym.errors import CapacityReached, MCPGymError, SessionError
+from mcpgym.servers.dispatch import Dispatcher, error_frame
+from mcpgym.servers.principals import ProductionEnvs
+from mcpgym.servers.security import check_bearer, origin_allowed
+from mcpgym.servers.sessions import Session, SessionManager
+from mcpgym.servers.settings import ServerSettings
+from mcpgym.tools import WRAP_KEY
+
+__all__ = [
+    "OpenEnvDialect",
+    "attached_only",
+    "claims",
+    "host_allowed",
+    "serve_openenv",
+    "websocket_attach",
+]
+
+_TOOLS = ("tools/list", "tools/call")
+_METHOD_NOT_FOUND, _INVALID_PARAMS, _INTERNAL = -32601, -32602, -32603
+_EPISODE_FRAMES = (b'"reset"', b'"step"', b'"state"')
+
+
+def claims(headers: Headers, message: Any) -> bool:
+    """Whether a POSTed JSON-RPC `message` is OpenEnv's dialect rather than spec MCP."""
+    if not isinstance(message, dict) or "mcp-session-id" in headers:
+        return False
+    method: Any = message.get("method")  # pyright: ignore[reportUnknownMemberType]
+    if not isinstance(method, str):
+        return False
+    if method.startswith("openenv/"):
+        return True
+    if method not in _TOOLS:
+        return False
+    params: Any = message.get("params")  # pyright: ignore[reportUnknownMemberType]
+    if isinstance(params, dict) and "session_id" in params:
+        return True
+    # A spec client must accept SSE and, from 2026-07-28, names its protocol version; a request
+    # doing neither would be refused by the spec transport, so answering it changes no spec path.
+    spec_like = "text/event-stream" in headers.get("accept", "") or "mcp-protocol-version" in (
+        headers
+    )
+    return not spec_like and not (isinstance(params, dict) and "_meta" in params)
+
+
+@dataclass(eq=False, slots=True)
+class _Lease:
+    """One OpenEnv session: who opened it, and (simulation) its own environment session."""
+
+    token: str
+    session: Session | None
+    last_active: float
+    websocket: WebSocket | None = None
+
+
+class OpenEnvDialect:
+    """The OpenEnv sessions of one app, and the JSON-RPC answers to its dialect."""
+
+    def __init__(
+        self,
+        *,
+        settings: ServerSettings,
+        sessions: SessionManager,
+        dispatcher: Dispatcher,
+        production: ProductionEnvs | None,
+    ) -> None:
+        self.settings = settings
+        self.sessions = sessions
+        self.dispatcher = dispatcher
+        self.production = production
+        self._leases: dict[str, _Lease] = {}
+
+    @classmethod
+    def of(cls, app: Any) -> OpenEnvDialect:
+        """The app's dialect, built on first use from what `create_app` keeps on `app.state`."""
+        state = app.state
+        dialect: OpenEnvDialect | None = getattr(state, "openenv", None)
+        if dialect is None:
+            dialect = cls(
+                settings=state.settings,
+                sessions=state.sessions,
+                dispatcher=state.dispatcher,
+                production=state.production,
+            )
+            state.openenv = dialect
+        return dialect
+
+    def __len__(self) -> int:
+        self._drop_idle()
+        return len(self._leases)
+
+    # -- JSON-RPC --------------------------------------------------------------------------------
+
+    async def answer(self, message: dict[str, Any], token: str) -> dict[str, Any]:
+        """The JSON-RPC response to one OpenEnv request made with bearer `token`."""
+        rid = message.get("id")
+        method = message.get("method")
+        params: Any = message.get("params")
+        if params is None:
+            params = {}
+        if not isinstance(params, dict):
+            return _error(rid, _INVALID_PARAMS, "params must be an object")
+        params = dict(params)  # pyright: ignore[reportUnknownArgumentType]
+        try:
+            if method == "openenv/session/create":
+                return _result(rid, {"session_id": await self._create(token)})
+            if method == "openenv/session/close":
+                sid = params.get("session_id")
+                if not isinstance(sid, str) or not sid:
+                    return _error(rid, _INVALID_PARAMS, "params.session_id is required")
+                await self._close(self._lease(sid, token))
+                return _result(rid, {"session_id": sid, "closed": True})
+            if method not in _TOOLS:
+                return _error(rid, _METHOD_NOT_FOUND, f"Method not found: {method}")
+            sid = params.pop("session_id", None)
+            request = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+            if sid is None:
+                response = await self._once(request, token)
+            elif not isinstance(sid, str):
+                return _error(rid, _INVALID_PARAMS, "params.session_id must be a string")
+            else:
+                response = await self._in_lease(self._lease(sid, token), request, token)
+        except MCPGymError as err:
+            return _error(rid, err.jsonrpc_code, err.message, err.to_dict())
+        return response
+
+    async def _create(self, token: str) -> str:
+        self._drop_idle()
+        if self.production is not None:
+            if len(self._leases) >= self.settings.max_sessions:
+                raise CapacityReached(
+                    f"server is at capacity ({self.settings.max_sessions} sessions); retry later",
+                    max_sessions=self.settings.max_sessions,
+                )
+            session = None
+        else:
+            session = await self.sessions.open(transport="openenv")
+            try:
+                await session.env.areset()
+            except BaseException:
+                await self.sessions.close(session)
+                raise
+            session.started = True
+        sid = secrets.token_urlsafe(18)  # a capability: never a guessable counter
+        lease = _Lease(token=token, session=session, last_active=time.monotonic())
+        if session is not None:
+            session.on_reap = lambda: self._detach_socket(lease)
+        self._leases[sid] = lease
+        return sid
+
+    def _lease(self, sid: str, token: str) -> _Lease:
+        """The live lease `sid` opened with `token` (another principal's id is unknown here)."""
+        self._drop_idle()
+        lease = self._leases.get(sid)
+        if lease is None or not hmac.compare_digest(lease.token.encode(), token.encode()):
+            raise SessionError(f"Unknown session_id: {sid}", session_id=sid)
+        if lease.session is not None and lease.session.closed:  # reaped by the session manager
+            self._leases.pop(sid, None)
+            raise SessionError(f"Unknown session_id: {sid}", session_id=sid)
+        lease.last_active = time.monotonic()
+        return lease
+
+    async def _close(self, lease: _Lease) -> None:
+        for sid, held in list(self._leases.items()):
+            if held is lease:
+                del self._leases[sid]
+        await self._detach_socket(lease)
+        if lease.session is not None:
+            await self.sessions.close(lease.session)
+
+    @staticmethod
+    async def _detach_socket(lease: _Lease) -> None:
+        ws, lease.websocket = lease.websocket, None
+        if ws is not None and ws.application_state == WebSocketState.CONNECTED:
+            try:
+                await ws.close(code=1000, reason="session closed")
+            except Exception:  # the peer may already be gone
+                return
+
+    def _drop_idle(self) -> None:
+        """Forget production leases idle past the timeout (simulation ones the reaper closes)."""
+        deadline = time.monotonic() - self.settings.idle_timeout_s
+        for sid, lease in list(self._leases.items()):
+            gone = lease.session.closed if lease.session is not None else False
+            if gone or (lease.session is None and lease.last_active < deadline):
+                del self._leases[sid]
+
+    async def _session_for(self, lease: _Lease | None, token: str) -> Session:
+        if lease is not None and lease.session is not None:
+            return lease.session
+        assert self.production is not None
+        env = await self.production.for_token(token)
+        return Session(id="openenv", env=env, transport="openenv", started=True)
+
+    async def _in_lease(self, lease: _Lease, request: dict[str, Any], token: str) -> dict[str, Any]:
+        session = await self._session_for(lease, token)
+        return await self._dispatch(session, request)
+
+    async def _once(self, request: dict[str, Any], token: str) -> dict[str, Any]:
+        """A request without a session: production's live instance, or a fresh one (as OpenEnv)."""
+        if self.production is not None:
+            return await self._dispatch(await self._session_for(None, token), request)
+        session = await self.sessions.open(transport="openenv")
+        try:
+            await session.env.areset()
+            session.started = True
+            return await self._dispatch(session, request)
+        finally:
+            await self.sessions.close(session)
+
+    async def _dispatch(self, session: Session, request: dict[str, Any]) -> dict[str, Any]:
+        handler = self.dispatcher.mcp_handler
+        if handler is None:
+            raise SessionError("this server has no MCP tools")
+        session.busy += 1
+        session.touch()
+        try:
+            response = await handler(session, request)
+        finally:
+            session.busy -= 1
+            session.touch()
+        response = response or _result(request.get("id"), {})
+        if request["method"] != "tools/call":
+            return response
+        name = request["params"].get("name")
+        spec: Any = getattr(session.env, "tool_specs", {}).get(name)
+        schema: Any = getattr(spec, "output_schema", None)
+        return _openenv_call_result(response, name, bool(schema and schema.get(WRAP_KEY)))
+
+    # -- the WebSocket attached to a session (`/ws?session_id=`) --------------------------------
+
+    async def attach(self, websocket: WebSocket) -> None:
+        """Serve `/ws?session_id=ID`: OpenEnv frames on the session's own environment.
+
+        In production the socket carries only `mcp` and `close` frames: episodes are not a
+        client's to control there (DESIGN §3), so `reset`/`step`/`state` get `SESSION_ERROR`.
+        """
+        if not origin_allowed(websocket.headers.get("origin"), self.settings):
+            await websocket.close(code=1008, reason="Origin not allowed")
+            return
+        token = check_bearer(websocket.headers, self.settings)
+        sid = websocket.query_params.get("session_id", "")
+        try:
+            if token is None:
+                raise SessionError("missing or invalid bearer token")
+            lease = self._lease(sid, token)
+            if lease.websocket is not None:
+                raise SessionError(f"session {sid} already has a WebSocket attached")
+        except SessionError:
+            await websocket.close(code=1008, reason="unknown session or bad token")
+            return
+        await websocket.accept()
+        lease.websocket = websocket
+        session = await self._session_for(lease, token)
+        try:
+            await self._serve_frames(websocket, lease, session)
+        finally:
+            if lease.websocket is websocket:
+                lease.websocket = None
+            if websocket.application_state == WebSocketState.CONNECTED:
+                try:
+                    await websocket.close()
+                except Exception:
+                    return
+
+    async def _serve_frames(self, websocket: WebSocket, lease: _Lease, session: Session) -> None:
+        while True:
+            try:
+                message = await websocket.receive()
+            except Exception:
+                return
+            if message["type"] == "websocket.disconnect":
+                return
+            text: str | bytes = message.get("text") or message.get("bytes") or b""
+            lease.last_active = time.monotonic()
+            if lease.session is None and _asks_for_episode(text):
+                err = SessionError(
+                    "production mode: episodes are not controlled by clients; call tools "
+                    "over /mcp (tools/list, tools/call)"
+                )
+                reply, close_after = error_frame(err), False
+            else:
+                session.busy += 1
+                session.touch()
+                try:
+                    reply, close_after = await self.dispatcher.handle_text(session, text)
+                finally:
+                    session.busy -= 1
+                    session.touch()
+            if session.closed or lease.websocket is not websocket:
+                return
+            if reply is not None:
+                await websocket.send_text(json.dumps(reply, separators=(",", ":"), default=str))
+            if close_after:
+                return
+
+
+def _asks_for_episode(text: str | bytes) -> bool:
+    raw = text.encode() if isinstance(text, str) else text
+    try:
+        kind: Any = json.loads(raw).get("type")
+    except (ValueError, AttributeError):
+        return False
+    return f'"{kind}"'.encode() in _EPISODE_FRAMES
+
+
+def _result(rid: Any, result: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": rid, "result": result}
+
+
+def _error(rid: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": rid, "error": error}
+
+
+def _openenv_call_result(response: dict[str, Any], name: Any, wrapped: bool) -> dict[str, Any]:
+    """A spec `CallToolResult` as OpenEnv's clients read it.
+
+    OpenEnv's client returns `result["data"]` (FastMCP's parsed value) and raises on a JSON-RPC
+    error; its own server reports a failing tool as `-32603` with the failure's message. So an
+    `isError` result becomes that error (the structured failure in `data`), and a success keeps
+    every spec field and adds `data`: the structured value (unwrapped when the tool's schema
+    wrapped a non-object), else the text of a single text block, else the content blocks.
+    """
+    result = response.get("result")
+    if not isinstance(result, dict):
+        return response
+    body: dict[str, Any] = dict(result)  # pyright: ignore[reportUnknownArgumentType]
+    content: Any = body.get("content") or []
+    if body.get("isError"):
+        detail: Any = body.get("structuredContent")
+        if not isinstance(detail, dict):
+            detail = _json_text(content)
+        message = detail.get("message") if isinstance(detail, dict) else None
+        text = str(message or _joined_text(content) or f"tool {name!r} failed")
+        return _error(response.get("id"), _INTERNAL, text, detail)
+    structured: Any = body.get("structuredContent")
+    if isinstance(structured, dict):
+        body["data"] = structured.get("result") if wrapped else structured  # pyright: ignore[reportUnknownMemberType]
+    elif isinstance(content, list) and len(content) == 1 and _is_text(content[0]):  # pyright: ignore[reportUnknownArgumentType]
+        body["data"] = content[0]["text"]
+    else:
+        body["data"] = content
+    return {**response, "result": body}
+
+
+def _is_text(block: Any) -> bool:
+    return isinstance(block, dict) and block.get("type") == "text"  # pyright: ignore[reportUnknownMemberType]
+
+
+def _joined_text(content: Any) -> str:
+    blocks: list[Any] = content if isinstance(content, list) else []  # pyright: ignore[reportUnknownVariableType]
+    return " ".join(str(b["text"]) for b in blocks if _is_text(b))
+
+
+def _json_text(content: Any) -> Any:
+    try:
+        return json.loads(_joined_text(content))
+    except ValueError:
+        return None
+
+
+def host_allowed(host: str | None, allowed: Sequence[str]) -> bool:
+    """The DNS-rebinding guard of spec `/mcp`: exact entries, or `name:*` for any port."""
+    if not host:
+        return False
+    if host in allowed:
+        return True
+    return any(a.endswith(":*") and host.startswith(a[:-1]) for a in allowed)
+
+
+async def serve_openenv(
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    token: str,
+    limit: int,
+    allowed_hosts: Sequence[str],
+) -> Receive | None:
+    """The `/mcp` hook: answer an OpenEnv request and return `None`, or hand the request on.
+
+    Reads the body (at most `limit` bytes; a larger one goes on to the spec transport, which
+    refuses it) and returns a `receive` that replays it for the spec transport. The `Host`
+    header is checked as the spec transport checks it (`allowed_hosts`, 421 otherwise).
+    """
+    headers = Headers(scope=scope)
+    chunks: list[Message] = []
+    size = 0
+    while True:
+        message = await receive()
+        chunks.append(message)
+        if message["type"] != "http.request":
+            break
+        size += len(message.get("body", b""))
+        if size > limit or not message.get("more_body", False):
+            break
+    body = b"".join(m.get("body", b"") for m in chunks if m["type"] == "http.request")
+    parsed: Any = None
+    if size <= limit and (b"openenv/" in body or b"tools/" in body):
+        try:
+            parsed = json.loads(body)
+        except (ValueError, UnicodeDecodeError):
+            parsed = None
+    if claims(headers, parsed):
+        if not host_allowed(headers.get("host"), allowed_hosts):
+            await JSONResponse(_error(parsed.get("id"), -32600, "Invalid Host header"), 421)(
+                scope, receive, send
+            )
+            return None
+        response = await OpenEnvDialect.of(scope["app"]).answer(parsed, token)
+        await JSONResponse(response)(scope, receive, send)
+        return None
+
+    async def replay() -> Message:
+        if chunks:
+            return chunks.pop(0)
+        return await receive()
+
+    return replay
+
+
+async def websocket_attach(websocket: WebSocket) -> None:
+    """The `/ws?session_id=` hook: attach the socket to an OpenEnv session."""
+    await OpenEnvDialect.of(websocket.app).attach(websocket)
+
+
+async def attached_only(websocket: WebSocket) -> None:
+    """Production `/ws` when the operator did not enable it: only `?session_id=` attachments."""
+    if "session_id" in websocket.query_params:
+        await websocket_attach(websocket)
+    else:
+        await websocket.close(code=1008, reason="/ws is not enabled in production mode")
