@@ -83,7 +83,31 @@ def _defined_in(package: str, name: str) -> str:
     return f"{package}.{name}"
 
 
+def _exports() -> dict[str, list[str]]:
+    """Each documented object's path -> the pages whose package exports it."""
+    found: dict[str, list[str]] = {}
+    for slug, (_, package, _) in PACKAGES.items():
+        for name in getattr(importlib.import_module(package), "__all__", []):
+            found.setdefault(_defined_in(package, name), []).append(slug)
+    return found
+
+
+def _owner(path: str) -> str:
+    """The page that documents `path` in full: of the pages exporting it, the one whose
+    package is the most specific home of the defining module."""
+    module = path.rsplit(".", 1)[0]
+
+    def score(slug: str) -> int:
+        package = PACKAGES[slug][1]
+        inside = module == package or module.startswith(package + ".")
+        return len(package) if inside else -1
+
+    return max(_exports().get(path, [""]), key=lambda slug: score(slug) if slug else -2)
+
+
 def render(slug: str) -> str:
+    """One page: every name of the package's `__all__`, in full where this page owns it, else
+    as a cross-reference to the page that does (each object is documented exactly once)."""
     title, package, summary = PACKAGES[slug]
     module = importlib.import_module(package)
     names = sorted(getattr(module, "__all__", []), key=str.lower)
@@ -95,8 +119,16 @@ def render(slug: str) -> str:
         "<!-- written by scripts/docs_reference.py from the package's __all__; do not edit -->",
         "",
     ]
+    elsewhere: list[str] = []
     for name in names:
-        lines += [f"::: {_defined_in(package, name)}", ""]
+        path = _defined_in(package, name)
+        owner = _owner(path)
+        if owner and owner != slug:
+            elsewhere.append(f"- [`{name}`][{path}] (in [`{PACKAGES[owner][0]}`]({owner}.md))")
+        else:
+            lines += [f"::: {path}", ""]
+    if elsewhere:
+        lines += ["## Also exported here", "", *elsewhere, ""]
     return "\n".join(lines)
 
 
