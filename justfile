@@ -83,6 +83,7 @@ check: setup
 docs: setup
     {{py}} -m pip install --quiet --disable-pip-version-check -e ".[docs]"
     {{py}} scripts/docs_reference.py
+    {{py}} scripts/docs_charts.py
     NO_MKDOCS_2_WARNING=1 {{py}} -m mkdocs build --strict
     @echo "site: $PWD/build/site/index.html"
 

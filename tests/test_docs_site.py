@@ -34,6 +34,16 @@ def test_reference_pages_cover_every_public_name() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+def test_charts_are_drawn_from_the_recorded_figures() -> None:
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "docs_charts.py"), "--check"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
 def test_every_page_and_picture_is_in_the_site() -> None:
     config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
 
