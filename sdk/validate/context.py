@@ -12,6 +12,7 @@ import hashlib
 import importlib
 import random
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +69,7 @@ class Context:
         seed: int = 0,
         manifest: Manifest | None = None,
     ) -> None:
-        self.label = target or url or "?"
+        self.label = target or url or (manifest.name if manifest else "?")
         self.url = url
         self.seed = seed
         self.manifest = manifest
@@ -154,17 +155,36 @@ class Context:
             return self.url
         if mode in self._server_errors:
             raise Skip(f"the {mode} server did not start: {self._server_errors[mode]}")
-        if mode not in self._servers:
-            if not self.entry_point:
-                raise Skip("no entry point to serve")
-            srv = LocalServer(self.entry_point, mode=mode, root=self.root, startup_s=self.startup_s)
-            try:
-                srv.start()
-            except ServerStartError as exc:
-                self._server_errors[mode] = f"{exc}; last output: {exc.logs[-800:]}"
-                raise
-            self._servers[mode] = srv
+        if not self.entry_point:
+            raise Skip("no entry point to serve")
+        if not self._servers:  # start every served mode at once: start-ups overlap
+            modes = list(dict.fromkeys([mode, *(self.manifest.modes if self.manifest else [])]))
+            threads = [threading.Thread(target=self._start, args=(m,)) for m in modes]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        srv = self._servers.get(mode)
+        if srv is not None and not srv.alive:
+            # a check crashed it (and failed for that); later checks get a fresh server
+            self.cache["restarts"] = self.cache.get("restarts", 0) + 1
+            del self._servers[mode]
+            srv = None
+        if srv is None:
+            self._start(mode)
+        if mode in self._server_errors:
+            raise ServerStartError(self._server_errors[mode], "")
         return self._servers[mode].url
+
+    def _start(self, mode: str) -> None:
+        assert self.entry_point is not None
+        srv = LocalServer(self.entry_point, mode=mode, root=self.root, startup_s=self.startup_s)
+        try:
+            srv.start()
+        except ServerStartError as exc:
+            self._server_errors[mode] = f"{exc}; last output: {exc.logs[-800:]}"
+            return
+        self._servers[mode] = srv
 
     def server(self, mode: str = "simulation") -> LocalServer | None:
         """The child process serving `mode`, if the validator started one."""

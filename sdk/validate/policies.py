@@ -154,6 +154,11 @@ def play(
                 if frame.get("type") != "observation":
                     traj.error = f"step answered {frame.get('type')}: {frame.get('data')}"
                     return
+                err = ((frame.get("data") or {}).get("observation") or {}).get("error") or {}
+                if isinstance(err, dict) and err.get("error_type") == "timeout":
+                    # a timed-out sync tool keeps the instance busy: nothing more can run here
+                    traj.error = "a step timed out"
+                    return
                 result = step_result(frame)
                 if result.done:
                     return

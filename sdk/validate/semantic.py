@@ -115,17 +115,24 @@ def check_no_leakage(ctx: Context) -> str | None:
             places["list_tools"] = _texts_of(s.step({"type": "list_tools"}))
             places["/metadata"] = httpx.get(ctx.server_url() + "/metadata", timeout=10).text
             errors = [s.call("__no_such_tool__", {})]
+            rng = ctx.rng(f"leak/{i}")
             for t in sim_tools(ctx):
-                props = (t.get("inputSchema") or {}).get("properties") or {}
+                schema = t.get("inputSchema") or {}
+                props = schema.get("properties") or {}
                 errors.append(s.call(t["name"], {k: {"wrong": [1]} for k in props} or {"_": 1}))
                 errors.append(s.call(t["name"], {"__bogus__": 1}))
-            places["error texts"] = " ".join(
-                _texts_of(e) for e in errors
-                if ((e.get("data") or {}).get("observation") or {}).get("error") is not None
-                or e.get("type") == "error"
-            )
         finally:
             s.close()
+        for t in sim_tools(ctx):  # valid but wrong answers: their error hints
+            schema = t.get("inputSchema") or {}
+            acts = [call(t["name"], a) for a in (random_arguments(schema, rng),
+                                                   *enum_variants(schema))]
+            errors += run(ctx, spec, scripted(acts)).frames
+        places["error texts"] = " ".join(
+            _texts_of(e) for e in errors
+            if ((e.get("data") or {}).get("observation") or {}).get("error") is not None
+            or e.get("type") == "error"
+        )
         leaks = [where for where, text in places.items() if value in text]
         if leaks:
             raise Fail(
@@ -146,7 +153,8 @@ def check_verifier_determinism(ctx: Context) -> str | None:
         a = run(ctx, spec, scripted(traj.actions))
         b = run(ctx, spec, scripted(traj.actions))
         if a.rewards != b.rewards:
-            raise Fail(f"{spec_id}: rewards {a.rewards} then {b.rewards}",
+            at = next(i for i, (x, y) in enumerate(zip(a.rewards, b.rewards)) if x != y)
+            raise Fail(f"{spec_id}: two gradings of one trajectory differ at step {at + 1}",
                        "grade from the episode's state only: no clock, no unseeded randomness")
     return f"score={reward.score}"
 
@@ -158,7 +166,7 @@ def check_replay(ctx: Context) -> str | None:
         spec = next(s for s in ctx.specs() if s.id == spec_id)
         again = run(ctx, replace(spec, id=spec.id + "/replay"), scripted(traj.actions))
         if again.rewards != traj.rewards:
-            raise Fail(f"{spec_id}: recorded {traj.rewards}, replayed {again.rewards}",
+            raise Fail(f"{spec_id}: the replay's rewards differ from the recorded ones",
                        "rewards must depend only on the seed and the actions")
     return None
 

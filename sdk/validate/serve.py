@@ -133,6 +133,17 @@ class LocalServer:
                 self._seen.set()
         self._seen.set()  # the process ended: wake the waiter
 
+    def wait_exit(self, timeout: float) -> bool:
+        """Wait up to `timeout` s for the child to exit by itself; whether it has."""
+        proc = self._proc
+        if proc is None:
+            return True
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+
     def stop(self) -> None:
         """Terminate the child (SIGTERM, then SIGKILL after 5 s). Idempotent."""
         proc, self._proc = self._proc, None
