@@ -24,7 +24,7 @@ setup:
 
 # Run the default test suite (in-process and real-socket tests; no npm, Docker or agent CLIs).
 test *ARGS: setup
-    {{py}} -m pytest -m "not interop and not conformance and not docker and not agents" {{ARGS}}
+    {{py}} -m pytest -m "not interop and not conformance and not docker and not agents and not validate and not venv" {{ARGS}}
 
 # Drive an mcpgym server with the released openenv package (own virtual environment).
 test-interop *ARGS: setup
@@ -68,3 +68,7 @@ demo *ARGS: setup
 # A served example environment and one client episode over the WebSocket (Guess the Number).
 example: setup
     {{py}} -m mcpgym.examples.demo
+
+# Every validator fixture validated twice at every level, and `mcpgym init` in a fresh venv.
+test-validate *ARGS: setup
+    {{py}} -m pytest -m "validate or venv" tests/validate {{ARGS}}

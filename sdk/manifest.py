@@ -334,8 +334,13 @@ def load_manifest(path: str | Path) -> Manifest:
             )
         p = found
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        problem = ManifestProblem("(file)", str(exc), "check the path")
+        raise ManifestError(str(p), [problem]) from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         at = f"line {where.line + 1}" if where is not None else "(file)"
         raise ManifestError(str(p), [ManifestProblem(at, str(exc), "fix the YAML")]) from None

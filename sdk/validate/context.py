@@ -168,6 +168,7 @@ class Context:
         if srv is not None and not srv.alive:
             # a check crashed it (and failed for that); later checks get a fresh server
             self.cache["restarts"] = self.cache.get("restarts", 0) + 1
+            srv.stop()  # reap it and close its pipe
             del self._servers[mode]
             srv = None
         if srv is None:

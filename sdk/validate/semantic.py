@@ -171,7 +171,7 @@ def check_replay(ctx: Context) -> str | None:
     return None
 
 
-@check("semantic", needs=_NEEDS, severity="warn")
+@check("semantic", needs=(*_NEEDS, "check_verifier_determinism"), severity="warn")
 def check_random_floor(ctx: Context) -> str | None:
     """A random policy (random tools, schema-valid arguments) scores well below the maximum."""
     reward = _reward(ctx)

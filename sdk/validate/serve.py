@@ -68,6 +68,7 @@ class LocalServer:
         self._lines: list[str] = []
         self._port: int | None = None
         self._seen = threading.Event()
+        self._reader: threading.Thread | None = None
 
     @property
     def logs(self) -> str:
@@ -98,7 +99,8 @@ class LocalServer:
             stderr=subprocess.STDOUT,
             text=True,
         )
-        threading.Thread(target=self._read, daemon=True).start()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
         deadline = began + self.startup_s
         if not self._seen.wait(timeout=self.startup_s) or self._port is None:
             self.stop()
@@ -156,6 +158,10 @@ class LocalServer:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(timeout=5.0)
+        if self._reader is not None:
+            self._reader.join(timeout=5.0)  # EOF once the child is gone
+        if proc.stdout is not None:
+            proc.stdout.close()
 
     def __enter__(self) -> Self:
         return self.start()

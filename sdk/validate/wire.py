@@ -19,6 +19,7 @@ from typing import Any
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 from websockets.sync.client import ClientConnection, connect
 
+from mcpgym.client._sync import _LEGACY
 from mcpgym.types import Observation, StepResult
 
 __all__ = ["Session", "WireError", "step_result"]
@@ -45,7 +46,13 @@ class Session:
         if self._ws is None:
             url = "ws" + self.base_url.removeprefix("http") + "/ws"
             try:
-                self._ws = connect(url, open_timeout=self.timeout, max_size=16 * 1024 * 1024)
+                self._ws = connect(
+                    url,
+                    open_timeout=self.timeout,
+                    max_size=16 * 1024 * 1024,
+                    compression=None,
+                    **_LEGACY,  # the sync client's flag: no context-manager warning
+                )
             except (OSError, InvalidHandshake, InvalidURI, TimeoutError) as exc:
                 # no URL in the message: ports change between runs, reports must not
                 raise WireError("connect", f"cannot open the /ws session: {exc}") from None

@@ -19,7 +19,7 @@ BASE: dict[str, Any] = {
     "tools": [{"name": "reveal"}, {"name": "submit", "finishes": True}],
     "reward": {"min": 0.0, "max": 1.0},
     "resources": {"cpu": 0.5, "memory_mb": 128},
-    "timeouts": {"startup_s": 60, "reset_s": 5, "step_s": 2},
+    "timeouts": {"startup_s": 120, "reset_s": 10, "step_s": 5},
     "episode": {"max_steps": 10},
     "policies": {"oracle": "vault_fixtures:oracle"},
     "canaries": [{"option": "code", "kind": "string"}],

@@ -1,0 +1,76 @@
+"""Each broken fixture fails exactly the check meant to catch its defect; the good one passes
+every level; reports repeat exactly apart from timings.
+
+By default each fixture is validated once, up to the level its defect lives at (several run at
+once); `just test-validate` validates every fixture twice at every level."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+from vault import DEFECTS, manifest
+
+from mcpgym.manifest import Manifest
+from mcpgym.validate import CHECKS, Report, validate
+
+LEVEL_OF = {c.name: c.level for c in CHECKS}
+# each validation serves the environment for real: the module's reports take minutes
+pytestmark = pytest.mark.timeout(900)
+
+
+def _validate(target: Path | Manifest, level: Any = "semantic") -> Report:
+    if isinstance(target, Manifest):
+        return validate(manifest=target, level=level)
+    return validate(str(target), level=level)
+
+
+def _failing(report: Report) -> list[str]:
+    return [r.name for r in report.results if r.status in ("fail", "error")]
+
+
+@pytest.fixture(scope="module")
+def reports() -> dict[str, Report]:
+    jobs = {name: (target, LEVEL_OF[check]) for name, (target, check) in DEFECTS.items()}
+    jobs["good"] = (manifest(), "semantic")
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {name: pool.submit(_validate, t, lvl) for name, (t, lvl) in jobs.items()}
+        return {name: f.result() for name, f in futures.items()}
+
+
+def test_the_good_fixture_passes_every_level(reports: dict[str, Report]) -> None:
+    report = reports["good"]
+    assert _failing(report) == [], report.to_text()
+    assert report.exit_code == 0
+    assert {r.status for r in report.results} <= {"pass", "n/a"}
+    assert len(report.results) == len(CHECKS)
+
+
+@pytest.mark.parametrize("defect", sorted(DEFECTS))
+def test_a_defect_fails_exactly_its_check(defect: str, reports: dict[str, Report]) -> None:
+    report = reports[defect]
+    check = DEFECTS[defect][1]
+    assert _failing(report) == [check], report.to_text()
+    result = report.get(check)
+    assert result is not None and result.message and result.fix
+    want = 2 if check == "check_manifest" else 1
+    assert report.exit_code == want, report.to_text()
+
+
+def test_reports_repeat_apart_from_timings(reports: dict[str, Report]) -> None:
+    for name in ("good", "state carried across episodes", "a crash on bad input"):
+        target, check = DEFECTS.get(name, (manifest(), "check_replay"))
+        again = _validate(target, LEVEL_OF[check] if name != "good" else "semantic")
+        assert again.deterministic_dict() == reports[name].deterministic_dict(), name
+
+
+@pytest.mark.validate
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("defect", ["good", *sorted(DEFECTS)])
+def test_every_fixture_twice_at_every_level(defect: str) -> None:
+    target, check = DEFECTS.get(defect, (manifest(), None))
+    first, second = _validate(target), _validate(target)
+    assert _failing(first) == ([check] if check else []), first.to_text()
+    assert first.deterministic_dict() == second.deterministic_dict()
