@@ -183,7 +183,7 @@ async def afrom_env(
     mode: str = "simulation",
     provider: Any = None,
     startup_s: float = 60.0,
-    timeout: float | None = 60.0,
+    timeout: float | None = 60.0,  # noqa: ASYNC109 - the client's reply timeout, not ours
 ) -> ServedEnvClient:
     """`from_env` for asyncio: an `EnvClient` connected to a fresh server it owns."""
     target = _resolve(name)

@@ -195,7 +195,9 @@ def _problems(data: Any) -> list[ManifestProblem]:
 
     validator = Draft202012Validator(manifest_schema())
     found: list[ManifestProblem] = []
-    for err in sorted(validator.iter_errors(data), key=lambda e: (list(e.absolute_path), e.message)):
+    for err in sorted(
+        validator.iter_errors(data), key=lambda e: (list(e.absolute_path), e.message)
+    ):
         found.extend(_explain(err))
     return found
 
@@ -215,10 +217,14 @@ def _explain(err: Any) -> list[ManifestProblem]:
         return [ManifestProblem(where, err.message, "add the missing key")]
     if err.validator == "enum":
         allowed = ", ".join(repr(v) for v in err.validator_value)
-        near = difflib.get_close_matches(str(err.instance), [str(v) for v in err.validator_value], 1)
+        near = difflib.get_close_matches(
+            str(err.instance), [str(v) for v in err.validator_value], 1
+        )
         hint = f" (did you mean {near[0]!r}?)" if near else ""
         return [
-            ManifestProblem(where, f"{err.instance!r} is not allowed", f"use one of {allowed}{hint}")
+            ManifestProblem(
+                where, f"{err.instance!r} is not allowed", f"use one of {allowed}{hint}"
+            )
         ]
     if err.validator == "pattern":
         desc = schema.get("description", f"match {err.validator_value}")

@@ -52,8 +52,15 @@ def scaffold(name: str, dest: Path, *, force: bool = False) -> list[Path]:
     package = name.replace("-", "_")
     root = resources.files("mcpgym").joinpath("templates", "init")
     written = []
-    for rel in ("pyproject.toml", "README.md", "mcpgym.yaml", "package/__init__.py",
-                "package/env.py", "package/policies.py", "tests/test_env.py"):
+    for rel in (
+        "pyproject.toml",
+        "README.md",
+        "mcpgym.yaml",
+        "package/__init__.py",
+        "package/env.py",
+        "package/policies.py",
+        "tests/test_env.py",
+    ):
         text = root.joinpath(*f"{rel}.tmpl".split("/")).read_text(encoding="utf-8")
         out = dest / rel.replace("package/", f"{package}/")
         out.parent.mkdir(parents=True, exist_ok=True)

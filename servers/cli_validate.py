@@ -40,7 +40,9 @@ def register(sub: Any) -> None:
     p.add_argument("target", nargs="?", metavar="PATH|MODULE:ATTR|NAME")
     p.add_argument("--url", help="validate the server at this URL instead of starting one")
     p.add_argument(
-        "--level", choices=["static", "runtime", "semantic"], default="semantic",
+        "--level",
+        choices=["static", "runtime", "semantic"],
+        default="semantic",
         help="how far to go (default semantic: everything)",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the validator's random choices")
@@ -87,8 +89,13 @@ def run_list(args: argparse.Namespace) -> int:
     envs = list_environments()
     if args.json:
         rows = [
-            {"name": e.name, "entry_point": e.entry_point, "version": e.version,
-             "description": e.description, "manifest_problem": e.manifest_problem}
+            {
+                "name": e.name,
+                "entry_point": e.entry_point,
+                "version": e.version,
+                "description": e.description,
+                "manifest_problem": e.manifest_problem,
+            }
             for e in envs
         ]
         print(json.dumps(rows, indent=2))

@@ -59,7 +59,9 @@ class GuessEnv(MCPEnvironment):
         if low > high:
             raise ValueError(f"low ({low}) must not exceed high ({high})")
         planted = kwargs.get("secret")  # a validator's canary (docs/validation.md)
-        self._secret = int(planted) if planted is not None else random.Random(seed).randint(low, high)
+        self._secret = (
+            int(planted) if planted is not None else random.Random(seed).randint(low, high)
+        )
         self._state = GuessState(episode_id=self._state.episode_id, low=low, high=high)
         return Observation(metadata={"prompt": f"Guess the integer between {low} and {high}."})
 

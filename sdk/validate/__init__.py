@@ -57,20 +57,28 @@ def _run_one(chk: Check, ctx: Context, report: Report) -> CheckResult:
     for need in chk.needs:
         prior = report.get(need)
         if prior is not None and prior.status in ("fail", "error", "skip"):
-            return CheckResult(chk.name, chk.level, "skip", f"needs {need} ({prior.status})",
-                               severity=chk.severity)
+            return CheckResult(
+                chk.name, chk.level, "skip", f"needs {need} ({prior.status})", severity=chk.severity
+            )
     try:
         message = chk(ctx) or ""
     except Fail as exc:
-        return CheckResult(chk.name, chk.level, "fail", exc.message, exc.fix, chk.severity,
-                           exc.details)
+        return CheckResult(
+            chk.name, chk.level, "fail", exc.message, exc.fix, chk.severity, exc.details
+        )
     except Skip as exc:
         return CheckResult(chk.name, chk.level, "skip", str(exc), severity=chk.severity)
     except NotApplicable as exc:
         return CheckResult(chk.name, chk.level, "n/a", str(exc), severity=chk.severity)
     except Exception as exc:
-        return CheckResult(chk.name, chk.level, "error", f"{type(exc).__name__}: {exc}",
-                           "this is a validator fault: please report it", chk.severity)
+        return CheckResult(
+            chk.name,
+            chk.level,
+            "error",
+            f"{type(exc).__name__}: {exc}",
+            "this is a validator fault: please report it",
+            chk.severity,
+        )
     return CheckResult(chk.name, chk.level, "pass", message, severity=chk.severity)
 
 

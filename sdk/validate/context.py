@@ -14,7 +14,8 @@ import random
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, cast
 
 from mcpgym.manifest import Manifest, ManifestError, find_manifest, load_manifest
 from mcpgym.validate.base import Skip
@@ -227,12 +228,16 @@ class Context:
             else:
                 assert ts.specs is not None
                 made = import_target(ts.specs, self.root)
-                got = list(made(**ts.args) if callable(made) else made)
+                found = made(**ts.args) if callable(made) else made
+                got: list[Any] = list(cast(Iterable[Any], found))
                 out += [
                     Spec(
-                        str(s.id), dict(s.reset), str(getattr(s, "prompt", "")),
+                        str(s.id),
+                        dict(s.reset),
+                        str(getattr(s, "prompt", "")),
                         int(getattr(s, "max_steps", None) or max_steps),
-                        dict(getattr(s, "tags", {}) or {}), dict(getattr(s, "data", {}) or {}),
+                        dict(getattr(s, "tags", {}) or {}),
+                        dict(getattr(s, "data", {}) or {}),
                     )
                     for s in got
                 ][: ts.limit]

@@ -182,7 +182,7 @@ class _Script:
         return self._left.pop(0) if self._left else None
 
 
-class scripted:  # noqa: N801 - reads as a policy name: scripted([...])
+class scripted:
     """A policy that sends fixed actions, then stops (replay, probes, degenerate calls)."""
 
     name = "scripted"

@@ -41,7 +41,8 @@ def check_server_starts(ctx: Context) -> str | None:
         ctx.server_url()
     except ServerStartError as exc:
         raise Fail(
-            f"{exc}; output: {exc.logs[-600:]!r}", "run `mcpgym serve ENTRY_POINT` and fix the error"
+            f"{exc}; output: {exc.logs[-600:]!r}",
+            "run `mcpgym serve ENTRY_POINT` and fix the error",
         ) from None
     body = _get(ctx, "/health").json()
     if body.get("status") != "healthy":
@@ -129,7 +130,7 @@ def _tool_results(traj: Any, tools: dict[str, dict[str, Any]]) -> list[str]:
 
 @check("runtime", needs=("check_episode", "check_schema_endpoint"))
 def check_observation_schema(ctx: Context) -> str | None:
-    """Observations fit /schema (reset) and the tool observation models; results fit outputSchema."""
+    """Observations fit /schema and the tool observation models; results fit outputSchema."""
     from jsonschema import Draft202012Validator
 
     schema = ctx.cache["schema"]["observation"]
@@ -150,7 +151,7 @@ def check_state_contract(ctx: Context) -> str | None:
     s = ctx.session()
     try:
         spec = ctx.specs()[0]
-        s.reset(**{**dict(spec.reset), "episode_id": "validate-state"})
+        s.send({"type": "reset", "data": {**dict(spec.reset), "episode_id": "validate-state"}})
         st = (s.state().get("data")) or {}
         if st.get("episode_id") != "validate-state" or st.get("step_count") != 0:
             raise Fail(f"after reset state is {st!r:.200}", "reset() must set episode_id, step 0")
@@ -158,8 +159,10 @@ def check_state_contract(ctx: Context) -> str | None:
         s.state()
         st = (s.state().get("data")) or {}
         if st.get("step_count") != 1:
-            raise Fail(f"after one step step_count is {st.get('step_count')}",
-                       "count each step once; reading state is not a step")
+            raise Fail(
+                f"after one step step_count is {st.get('step_count')}",
+                "count each step once; reading state is not a step",
+            )
     finally:
         s.close()
     return None
@@ -209,7 +212,9 @@ def _hostile(tools: list[dict[str, Any]]) -> list[tuple[str, str]]:
         cases.append((f"{name}: arguments not an object", json.dumps(args)))
         props = (t.get("inputSchema") or {}).get("properties") or {}
         if props:
-            wrong = {k: ({"x": [1]} if v.get("type") != "object" else "x") for k, v in props.items()}
+            wrong = {
+                k: ({"x": [1]} if v.get("type") != "object" else "x") for k, v in props.items()
+            }
             data = {"type": "step", "data": call(name, wrong)}
             cases.append((f"{name}: wrong types", json.dumps(data)))
         if (t.get("inputSchema") or {}).get("additionalProperties") is False:
@@ -246,9 +251,13 @@ def check_invalid_action(ctx: Context) -> str | None:
             try:
                 again = s.reset(**dict(spec.reset))
             except WireError as exc:
-                raise Fail(f"after {what}: {exc}", "keep the session usable after bad input") from None
+                raise Fail(
+                    f"after {what}: {exc}", "keep the session usable after bad input"
+                ) from None
             if again.get("type") != "observation":
-                raise Fail(f"after {what}: reset answered {again!r:.200}", "keep the session usable")
+                raise Fail(
+                    f"after {what}: reset answered {again!r:.200}", "keep the session usable"
+                )
         finally:
             s.close()
     return f"{len(cases)} hostile inputs"
@@ -285,15 +294,19 @@ def check_determinism(ctx: Context) -> str | None:
     for spec in ctx.specs()[:2]:
         a, b = replay(ctx, spec), replay(ctx, spec)
         if a.observations() != b.observations():
-            raise Fail(f"{spec.id}: two runs differ", "derive all randomness from reset's seed",
-                       first=_diff(a.observations(), b.observations()))
+            raise Fail(
+                f"{spec.id}: two runs differ",
+                "derive all randomness from reset's seed",
+                first=_diff(a.observations(), b.observations()),
+            )
     return None
 
 
 def _diff(a: list[Any], b: list[Any]) -> str:
     for i, (x, y) in enumerate(zip(a, b, strict=False)):
         if x != y:
-            return f"step {i}: {json.dumps(x, default=str)[:200]} vs {json.dumps(y, default=str)[:200]}"
+            left, right = json.dumps(x, default=str)[:200], json.dumps(y, default=str)[:200]
+            return f"step {i}: {left} vs {right}"
     return f"lengths {len(a)} vs {len(b)}"
 
 
@@ -311,9 +324,11 @@ def check_isolation(ctx: Context) -> str | None:
     finally:
         s.close()
     if first.observations() != second.observations():
-        raise Fail("the episode after another one differs: "
-                   + _diff(first.observations(), second.observations()),
-                   "rebuild all episode state in reset()")
+        raise Fail(
+            "the episode after another one differs: "
+            + _diff(first.observations(), second.observations()),
+            "rebuild all episode state in reset()",
+        )
     return None
 
 
@@ -332,8 +347,10 @@ def check_seed_control(ctx: Context) -> str | None:
         played = replay(ctx, alt)
         if played.error is None and played.observations() != first.observations():
             return None
-    raise Fail("seeds 1-3 apart play identically", "seed the episode's randomness from reset(seed)"
-               " (or declare episode.seeded: false)")
+    raise Fail(
+        "seeds 1-3 apart play identically",
+        "seed the episode's randomness from reset(seed) (or declare episode.seeded: false)",
+    )
 
 
 @check("runtime", needs=("check_episode",))
@@ -352,6 +369,8 @@ def check_oracle_containment(ctx: Context) -> str | None:
             for f in traj.frames:
                 obs = (f.get("data") or {}).get("observation") or {}
                 if obs.get("error") is None and value in json.dumps(obs.get("result"), default=str):
-                    raise Fail(f"tool {t['name']!r} returned the planted answer",
-                               "no tool may read the answer, the oracle or the grader")
+                    raise Fail(
+                        f"tool {t['name']!r} returned the planted answer",
+                        "no tool may read the answer, the oracle or the grader",
+                    )
     return None

@@ -56,8 +56,12 @@ def _degenerate(ctx: Context) -> list[tuple[str, list[dict[str, Any]]]]:
     out: list[tuple[str, list[dict[str, Any]]]] = [("no action", [])]
     for t in answering_tools(ctx):
         for args in enum_variants(t.get("inputSchema") or {}):
-            out.append((f"{t['name']}({json.dumps(args, sort_keys=True)}) at once",
-                        [call(t["name"], args)]))
+            out.append(
+                (
+                    f"{t['name']}({json.dumps(args, sort_keys=True)}) at once",
+                    [call(t["name"], args)],
+                )
+            )
     return out
 
 
@@ -125,11 +129,13 @@ def check_no_leakage(ctx: Context) -> str | None:
             s.close()
         for t in sim_tools(ctx):  # valid but wrong answers: their error hints
             schema = t.get("inputSchema") or {}
-            acts = [call(t["name"], a) for a in (random_arguments(schema, rng),
-                                                   *enum_variants(schema))]
+            acts = [
+                call(t["name"], a) for a in (random_arguments(schema, rng), *enum_variants(schema))
+            ]
             errors += run(ctx, spec, scripted(acts)).frames
         places["error texts"] = " ".join(
-            _texts_of(e) for e in errors
+            _texts_of(e)
+            for e in errors
             if ((e.get("data") or {}).get("observation") or {}).get("error") is not None
             or e.get("type") == "error"
         )
@@ -153,9 +159,13 @@ def check_verifier_determinism(ctx: Context) -> str | None:
         a = run(ctx, spec, scripted(traj.actions))
         b = run(ctx, spec, scripted(traj.actions))
         if a.rewards != b.rewards:
-            at = next(i for i, (x, y) in enumerate(zip(a.rewards, b.rewards)) if x != y)
-            raise Fail(f"{spec_id}: two gradings of one trajectory differ at step {at + 1}",
-                       "grade from the episode's state only: no clock, no unseeded randomness")
+            at = next(
+                i for i, (x, y) in enumerate(zip(a.rewards, b.rewards, strict=False)) if x != y
+            )
+            raise Fail(
+                f"{spec_id}: two gradings of one trajectory differ at step {at + 1}",
+                "grade from the episode's state only: no clock, no unseeded randomness",
+            )
     return f"score={reward.score}"
 
 
@@ -166,8 +176,10 @@ def check_replay(ctx: Context) -> str | None:
         spec = next(s for s in ctx.specs() if s.id == spec_id)
         again = run(ctx, replace(spec, id=spec.id + "/replay"), scripted(traj.actions))
         if again.rewards != traj.rewards:
-            raise Fail(f"{spec_id}: the replay's rewards differ from the recorded ones",
-                       "rewards must depend only on the seed and the actions")
+            raise Fail(
+                f"{spec_id}: the replay's rewards differ from the recorded ones",
+                "rewards must depend only on the seed and the actions",
+            )
     return None
 
 
@@ -191,4 +203,3 @@ def check_random_floor(ctx: Context) -> str | None:
     if mean > reward.max - reward.gap:
         raise Fail(f"random play averages {mean:g}", "make the task need more than luck")
     return f"mean {mean:g} over {len(scores)}"
-

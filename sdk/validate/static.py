@@ -120,9 +120,7 @@ def check_pinning(ctx: Context) -> str | None:
     if not ours:
         raise Fail("mcpgym is not among the dependencies", 'add "mcpgym==X.Y.Z" to dependencies')
     if not any(_PIN.match(d) for d in ours):
-        raise Fail(
-            f"mcpgym is not pinned ({ours[0]!r})", 'pin it: "mcpgym==X.Y.Z" or ">=X.Y,<X+1"'
-        )
+        raise Fail(f"mcpgym is not pinned ({ours[0]!r})", 'pin it: "mcpgym==X.Y.Z" or ">=X.Y,<X+1"')
     return ours[0]
 
 
@@ -167,8 +165,10 @@ def check_resources(ctx: Context) -> str | None:
     m = ctx.require_manifest()
     r = m.resources
     if r is None or r.cpu is None or r.memory_mb is None:
-        raise Fail("resources.cpu / resources.memory_mb are not declared",
-                   "add resources: {cpu: 1, memory_mb: 512}")
+        raise Fail(
+            "resources.cpu / resources.memory_mb are not declared",
+            "add resources: {cpu: 1, memory_mb: 512}",
+        )
     t = m.timeouts
     if t.step_s > t.startup_s * 20:
         raise Fail(f"step_s {t.step_s} is implausibly long", "lower timeouts.step_s")
@@ -193,7 +193,8 @@ def check_policies(ctx: Context) -> str | None:
         except Exception as exc:
             raise Fail(f"policies.{which} {ref!r}: {exc}", "fix the import path") from None
         if not hasattr(agent, "start"):
-            raise Fail(f"policies.{which} made {type(agent).__name__}, which has no start()",
-                       "return an agent: start(spec, tools) -> episode with act(result)")
+            raise Fail(
+                f"policies.{which} made {type(agent).__name__}, which has no start()",
+                "return an agent: start(spec, tools) -> episode with act(result)",
+            )
     return None
-

@@ -26,7 +26,7 @@ __all__ = ["Session", "WireError", "step_result"]
 
 
 class WireError(Exception):
-    """The server did not answer a frame properly: `kind` is timeout, closed, connect or bad_json."""
+    """The server did not answer a frame properly (`kind`: timeout, closed, connect, bad_json)."""
 
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
@@ -46,7 +46,7 @@ class Session:
         if self._ws is None:
             url = "ws" + self.base_url.removeprefix("http") + "/ws"
             try:
-                self._ws = connect(
+                ws: ClientConnection = connect(
                     url,
                     open_timeout=self.timeout,
                     max_size=16 * 1024 * 1024,
@@ -56,6 +56,8 @@ class Session:
             except (OSError, InvalidHandshake, InvalidURI, TimeoutError) as exc:
                 # no URL in the message: ports change between runs, reports must not
                 raise WireError("connect", f"cannot open the /ws session: {exc}") from None
+            self._ws = ws
+            return ws
         return self._ws
 
     def send_raw(self, text: str, timeout: float | None = None) -> dict[str, Any]:

@@ -34,8 +34,10 @@ FULL: dict[str, Any] = {
     "canaries": [{"option": "code", "kind": "integer", "min": 0, "max": 100000, "reset": {}}],
     "tasks": {
         "a": {"source": "seeds", "seeds": [1]},
-        "b": {"source": "episodes", "episodes": [{"id": "x", "reset": {}, "prompt": "p",
-                                                 "data": {}}]},
+        "b": {
+            "source": "episodes",
+            "episodes": [{"id": "x", "reset": {}, "prompt": "p", "data": {}}],
+        },
         "c": {"source": "specs", "specs": "demo.t:specs", "args": {}, "limit": 3},
     },
 }
@@ -87,8 +89,12 @@ def test_an_unknown_key_is_rejected_at_every_level(path: tuple[Any, ...]) -> Non
 
 @pytest.mark.parametrize(
     ("key", "typo", "near"),
-    [((), "entry_piont", "entry_point"), (("reward",), "maxx", "max"),
-     (("timeouts",), "step", "step_s"), (("policies",), "oracel", "oracle")],
+    [
+        ((), "entry_piont", "entry_point"),
+        (("reward",), "maxx", "max"),
+        (("timeouts",), "step", "step_s"),
+        (("policies",), "oracel", "oracle"),
+    ],
 )
 def test_a_misspelt_key_gets_a_did_you_mean(key: tuple[str, ...], typo: str, near: str) -> None:
     data = copy.deepcopy(FULL)
@@ -108,8 +114,10 @@ def test_a_misspelt_key_gets_a_did_you_mean(key: tuple[str, ...], typo: str, nea
         ({"modes": ["simulaton"]}, "modes[0]"),
         ({"reward": {"min": 1, "max": 0}}, "reward"),
         ({"reward": {"min": 0}}, "reward"),
-        ({"tools": [{"name": "a", "modes": ["production"]}], "modes": ["simulation"]},
-         "tools[0].modes"),
+        (
+            {"tools": [{"name": "a", "modes": ["production"]}], "modes": ["simulation"]},
+            "tools[0].modes",
+        ),
         ({"tools": [{"name": "a"}, {"name": "a"}]}, "tools"),
         ({"canaries": [{"option": "x", "kind": "integer"}]}, "canaries[0]"),
         ({"canaries": [{"option": "x", "kind": "string", "min": 1}]}, "canaries[0]"),
@@ -164,6 +172,11 @@ def test_openenv_yaml_is_read(tmp_path: Path) -> None:
     )
     m = load_manifest(tmp_path)
     assert (m.name, m.entry_point) == ("echo-env", "server.app:app")
-    assert m.openenv == {"spec_version": 1, "type": "space", "runtime": "fastapi",
-                         "app": "server.app:app", "port": 8000}
+    assert m.openenv == {
+        "spec_version": 1,
+        "type": "space",
+        "runtime": "fastapi",
+        "app": "server.app:app",
+        "port": 8000,
+    }
     assert from_openenv([1]) == {"openenv": [1]}

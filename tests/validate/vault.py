@@ -27,8 +27,9 @@ BASE: dict[str, Any] = {
 }
 
 
-def manifest(cls: str = "Vault", *, tools: list[dict[str, Any]] | None = None,
-             **changes: Any) -> Manifest:
+def manifest(
+    cls: str = "Vault", *, tools: list[dict[str, Any]] | None = None, **changes: Any
+) -> Manifest:
     """The base manifest for fixture class `cls`, with extra tools and top-level changes."""
     data = copy.deepcopy(BASE)
     data["entry_point"] = f"vault_fixtures:{cls}"
