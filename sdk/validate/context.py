@@ -13,8 +13,8 @@ import importlib
 import random
 import sys
 import threading
-from pathlib import Path
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any, cast
 
 from mcpgym.manifest import Manifest, ManifestError, find_manifest, load_manifest
