@@ -19,7 +19,7 @@ from vault import FIXTURES
 from mcpgym.manifest import manifest_schema
 from mcpgym.servers.cli import main
 from mcpgym.servers.cli_init import scaffold
-from mcpgym.validate import CHECKS, validate
+from mcpgym.validate import CHECKS, CheckResult, Report, validate
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -80,7 +80,8 @@ def test_missing_manifest_fails_and_a_skipped_check_exits_4(tmp_path: Path) -> N
     finally:
         sys.path.remove(str(tmp_path))
     assert out.returncode == 1 and "no manifest found" in out.stdout
-    report = validate("mcpgym.examples.guess:GuessEnv", level="semantic", only=["check_no_leakage"])
+    report = Report(target="x", level="static")
+    report.add(CheckResult("check_no_leakage", "semantic", "pass"))
     assert report.exit_code == 0
     report.results[0].status = "skip"
     assert report.exit_code == 4
