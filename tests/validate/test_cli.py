@@ -136,5 +136,6 @@ def test_docs_list_every_check_and_publish_the_schema() -> None:
     page = (ROOT / "docs" / "validation.md").read_text()
     for c in CHECKS:
         assert f"| `{c.name}`" in page, c.name
+        assert " ".join(c.doc.split()) in page, f"{c.name}: the docs' 'Asserts' text is stale"
     block = page.split("```json\n", 1)[1].split("```", 1)[0]
     assert json.loads(block) == manifest_schema()
