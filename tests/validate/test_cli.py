@@ -139,3 +139,20 @@ def test_docs_list_every_check_and_publish_the_schema() -> None:
         assert " ".join(c.doc.split()) in page, f"{c.name}: the docs' 'Asserts' text is stale"
     block = page.split("```json\n", 1)[1].split("```", 1)[0]
     assert json.loads(block) == manifest_schema()
+
+
+@pytest.mark.timeout(300)
+def test_validate_a_running_server_by_url() -> None:
+    from mcpgym.validate.serve import LocalServer
+
+    manifest = ROOT / "sdk" / "examples" / "guess.mcpgym.yaml"
+    with LocalServer("mcpgym.examples.guess:GuessEnv") as server:
+        report = validate(str(manifest), url=server.url, level="runtime")
+    assert _failing_names(report) == [], report.to_text()
+    modes = report.get("check_tool_modes")
+    assert modes is not None and modes.status == "skip" and "--url" in modes.message
+    assert report.exit_code == 4  # a fail-severity check could not run
+
+
+def _failing_names(report: Report) -> list[str]:
+    return [r.name for r in report.results if r.status in ("fail", "error")]
