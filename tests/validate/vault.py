@@ -75,7 +75,7 @@ DEFECTS: dict[str, tuple[Path | Manifest, str]] = {
         "check_tool_modes",
     ),
     "a hang": (
-        manifest("Hang", tools=[{"name": "wait"}], timeouts={"step_s": 1}),
+        manifest("Hang", tools=[{"name": "wait"}], timeouts={"step_s": 3}),
         "check_step_timeout",
     ),
     "a crash on bad input": (manifest("CrashOnBadInput"), "check_invalid_action"),
