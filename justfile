@@ -24,7 +24,7 @@ setup:
 
 # Run the default test suite (in-process and real-socket tests; no npm, Docker or agent CLIs).
 test *ARGS: setup
-    {{py}} -m pytest -m "not interop and not conformance and not docker and not agents and not models and not web and not ray and not kubernetes and not trl and not podman" {{ARGS}}
+    {{py}} -m pytest -m "not interop and not conformance and not docker and not agents and not models and not web and not ray and not kubernetes and not trl and not podman and not validate and not venv" {{ARGS}}
 
 # Drive an mcpgym server with the released openenv package (own virtual environment).
 test-interop *ARGS: setup
@@ -157,3 +157,7 @@ bench-pool *ARGS: setup
 # worst Calendar calls and 8 hung sync tools, impersonation attempts, RSS after 10,000 WS cycles.
 bench-reliability *ARGS: setup
     {{py}} bench/reliability.py {{ARGS}}
+
+# Every validator fixture validated twice at every level, and `mcpgym init` in a fresh venv.
+test-validate *ARGS: setup
+    {{py}} -m pytest -m "validate or venv" tests/validate {{ARGS}}

@@ -46,6 +46,7 @@ from mcpgym.types import (
 
 if TYPE_CHECKING:
     from mcpgym.client import EnvClient, GenericEnvClient, SyncEnvClient, SyncGenericEnvClient
+    from mcpgym.discovery import from_env
     from mcpgym.mcp_client import MCPToolClient, SyncMCPToolClient
 
 __version__ = "0.1.0"
@@ -86,6 +87,7 @@ __all__ = [
     "ToolSpec",
     "__version__",
     "check_env",
+    "from_env",
     "tool",
 ]
 
@@ -100,6 +102,10 @@ def __getattr__(name: str) -> Any:
         from mcpgym import mcp_client
 
         return getattr(mcp_client, name)
+    if name == "from_env":  # starts servers: loads the client and the validator's launcher
+        from mcpgym.discovery import from_env
+
+        return from_env
     if name in _CLIENTS:
         from mcpgym import client
 

@@ -249,6 +249,13 @@ class EnvClient(AsyncTasks, Generic[ActT, ObsT, StateT]):
             lambda url: cls(url, **kwargs), provider, close_provider=True
         )
 
+    @staticmethod
+    async def from_env(name: str, **options: Any) -> EnvClient[Any, Any, Any]:
+        """Start the installed environment `name` locally and connect (`discovery.afrom_env`)."""
+        from mcpgym.discovery import afrom_env
+
+        return await afrom_env(name, **options)
+
     @property
     def url(self) -> str:
         """The WebSocket URL this client connects to."""

@@ -225,6 +225,13 @@ class SyncEnvClient(SyncTasks, Generic[ActT, ObsT, StateT]):
             lambda url: cls(url, **kwargs), provider, close_provider=True
         )
 
+    @staticmethod
+    def from_env(name: str, **options: Any) -> SyncEnvClient[Any, Any, Any]:
+        """Start the installed environment `name` locally and connect (`mcpgym.from_env`)."""
+        from mcpgym.discovery import from_env
+
+        return from_env(name, **options)
+
     @property
     def url(self) -> str:
         """The WebSocket URL this client connects to."""

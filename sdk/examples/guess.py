@@ -53,12 +53,15 @@ class GuessEnv(MCPEnvironment):
     def reset(
         self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any
     ) -> Observation:
-        """Draw a new secret. Options: `low`, `high` (default 1 and 100)."""
+        """Draw a new secret. Options: `low`, `high` (default 1 and 100); `secret` plants it."""
         super().reset(seed=seed, episode_id=episode_id)
         low, high = int(kwargs.get("low", 1)), int(kwargs.get("high", 100))
         if low > high:
             raise ValueError(f"low ({low}) must not exceed high ({high})")
-        self._secret = random.Random(seed).randint(low, high)
+        planted = kwargs.get("secret")  # a validator's canary (docs/validation.md)
+        self._secret = (
+            int(planted) if planted is not None else random.Random(seed).randint(low, high)
+        )
         self._state = GuessState(episode_id=self._state.episode_id, low=low, high=high)
         return Observation(metadata={"prompt": f"Guess the integer between {low} and {high}."})
 

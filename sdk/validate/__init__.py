@@ -1,0 +1,118 @@
+"""`mcpgym validate`: RFC 008 validation levels 1-3 as small `check_*` functions.
+
+- **static** (level 1): the manifest and the code — schema, entry point, the `check_env`
+  contract, dependency pinning, declared tools, reserved names, resources, policies.
+- **runtime** (level 2): the environment served for real on 127.0.0.1 — start-up, `/health`,
+  `/schema`, an episode, rewards, observations, state, tool modes, bad input, step timeouts,
+  determinism, isolation, seed control, oracle containment.
+- **semantic** (level 3, no model needed): oracle at the maximum, the floor gap, no solution
+  leakage, verifier determinism, replay, the random-policy floor (a warning).
+
+Each level includes the ones before it. Every check says how to fix what it found; see
+docs/validation.md for the list.
+
+Example:
+    >>> report = validate("mcpgym.examples.guess:GuessEnv", level="static")
+    >>> report.get("check_declared_tools").status
+    'pass'
+"""
+
+from __future__ import annotations
+
+import time
+
+from mcpgym.manifest import Manifest
+from mcpgym.validate import runtime, semantic, static
+from mcpgym.validate.base import CHECKS, Check, Fail, NotApplicable, Skip
+from mcpgym.validate.context import Context
+from mcpgym.validate.report import (
+    EXIT_BAD_MANIFEST,
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_SKIPPED,
+    EXIT_VALIDATOR_ERROR,
+    LEVELS,
+    CheckResult,
+    Level,
+    Report,
+)
+
+__all__ = [
+    "CHECKS",
+    "EXIT_BAD_MANIFEST",
+    "EXIT_FAILED",
+    "EXIT_OK",
+    "EXIT_SKIPPED",
+    "EXIT_VALIDATOR_ERROR",
+    "Check",
+    "CheckResult",
+    "Report",
+    "validate",
+]
+
+_MODULES = (static, runtime, semantic)  # importing them registers their checks, in this order
+
+
+def _run_one(chk: Check, ctx: Context, report: Report) -> CheckResult:
+    for need in chk.needs:
+        prior = report.get(need)
+        if prior is not None and prior.status in ("fail", "error", "skip"):
+            return CheckResult(
+                chk.name, chk.level, "skip", f"needs {need} ({prior.status})", severity=chk.severity
+            )
+    try:
+        message = chk(ctx) or ""
+    except Fail as exc:
+        return CheckResult(
+            chk.name, chk.level, "fail", exc.message, exc.fix, chk.severity, exc.details
+        )
+    except Skip as exc:
+        return CheckResult(chk.name, chk.level, "skip", str(exc), severity=chk.severity)
+    except NotApplicable as exc:
+        return CheckResult(chk.name, chk.level, "n/a", str(exc), severity=chk.severity)
+    except Exception as exc:
+        return CheckResult(
+            chk.name,
+            chk.level,
+            "error",
+            f"{type(exc).__name__}: {exc}",
+            "this is a validator fault: please report it",
+            chk.severity,
+        )
+    return CheckResult(chk.name, chk.level, "pass", message, severity=chk.severity)
+
+
+def validate(
+    target: str | None = None,
+    *,
+    url: str | None = None,
+    level: Level = "semantic",
+    seed: int = 0,
+    manifest: Manifest | None = None,
+    only: list[str] | None = None,
+) -> Report:
+    """Validate an environment and return the `Report` (never raises for environment faults).
+
+    Args:
+        target: a folder or manifest file, `MODULE:ATTR`, or an installed environment's name.
+        url: validate a running server instead of serving `target` (runtime and semantic
+            checks use it; `target` may still name the manifest).
+        level: `static`, `runtime` or `semantic` (each includes the previous ones).
+        seed: fixes every random choice the validator makes (canaries, random calls).
+        manifest: use this manifest instead of reading one.
+        only: run only these checks (their prerequisites are not run: they count as passed).
+    """
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {', '.join(LEVELS)}, not {level!r}")
+    ctx = Context(target, url=url, seed=seed, manifest=manifest)
+    report = Report(target=ctx.label, level=level, bad_manifest=ctx.manifest_error is not None)
+    upto = LEVELS.index(level)
+    try:
+        for chk in sorted(CHECKS, key=lambda c: LEVELS.index(c.level)):
+            if LEVELS.index(chk.level) > upto or (only is not None and chk.name not in only):
+                continue
+            began = time.monotonic()
+            report.add(_run_one(chk, ctx, report), time.monotonic() - began)
+    finally:
+        ctx.close()
+    return report

@@ -1,0 +1,269 @@
+"""What every check reads: the manifest, the environment class, live servers and shared episodes.
+
+`Context` resolves the target (a folder or manifest file, `MODULE:ATTR`, a registered name, or a
+`--url`), imports the entry point for the static checks, starts one real server per mode on
+demand (`server(mode)`) and caches what several checks look at (the probe episodes, the rewards
+seen), so each check stays a few lines.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import random
+import sys
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, cast
+
+from mcpgym.manifest import Manifest, ManifestError, find_manifest, load_manifest
+from mcpgym.validate.base import Skip
+from mcpgym.validate.policies import Spec
+from mcpgym.validate.serve import LocalServer, ServerStartError
+from mcpgym.validate.wire import Session
+
+__all__ = ["Context", "import_target"]
+
+
+def import_target(spec: str, root: str | None = None) -> Any:
+    """Import `MODULE:ATTR` (with `root` first on the import path). Raises `ValueError`."""
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise ValueError(f"expected MODULE:ATTR, got {spec!r}")
+    if root and root not in sys.path:
+        sys.path.insert(0, root)
+    try:
+        obj: Any = importlib.import_module(module_name)
+    except Exception as exc:
+        raise ValueError(f"cannot import {module_name!r}: {type(exc).__name__}: {exc}") from None
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise ValueError(f"module {module_name!r} has no attribute {attr!r}")
+        obj = getattr(obj, part)
+    return obj
+
+
+def _manifest_beside(target: str) -> Path | None:
+    """`<module>.mcpgym.yaml` next to the module, or its package's `mcpgym.yaml`."""
+    module_name = target.partition(":")[0]
+    try:
+        module = importlib.import_module(module_name)
+    except Exception:
+        return None
+    file = getattr(module, "__file__", None)
+    if not file:
+        return None
+    here = Path(file).parent
+    own = here / f"{Path(file).stem}.mcpgym.yaml"
+    return own if own.is_file() else find_manifest(here)
+
+
+class Context:
+    """Shared state of one validation run (see the module docstring)."""
+
+    def __init__(
+        self,
+        target: str | None,
+        *,
+        url: str | None = None,
+        seed: int = 0,
+        manifest: Manifest | None = None,
+    ) -> None:
+        self.label = target or url or (manifest.name if manifest else "?")
+        self.url = url
+        self.seed = seed
+        self.manifest = manifest
+        self.manifest_error: ManifestError | None = None
+        self.manifest_path: Path | None = None
+        self.entry_point: str | None = None
+        self.root: str | None = None
+        self._servers: dict[str, LocalServer] = {}
+        self._server_errors: dict[str, str] = {}
+        self.cache: dict[str, Any] = {}
+        self._resolve(target)
+
+    # -- what is being validated -------------------------------------------------------------
+
+    def _resolve(self, target: str | None) -> None:
+        if self.manifest is not None:
+            self.entry_point = self.manifest.entry_point
+            self.root = self.manifest.root
+            return
+        path: Path | None = None
+        if target and ":" not in target:
+            p = Path(target)
+            if p.exists():
+                path = p
+            else:
+                from mcpgym.discovery import environment_entry
+
+                found = environment_entry(target)
+                if found is None:
+                    raise ValueError(
+                        f"{target!r} is not a folder, a manifest, MODULE:ATTR or an installed "
+                        "environment (see `mcpgym list`)"
+                    )
+                target = found
+        if path is None and target:
+            self.entry_point = target
+            path = _manifest_beside(target)
+        if path is None:
+            return
+        self.manifest_path = find_manifest(path) if path.is_dir() else path
+        self.root = str((path if path.is_dir() else path.parent).resolve())
+        try:
+            self.manifest = load_manifest(path)
+        except ManifestError as exc:
+            self.manifest_error = exc
+            return
+        self.entry_point = self.entry_point or self.manifest.entry_point
+        self.root = self.manifest.root
+
+    def require_manifest(self) -> Manifest:
+        """The manifest, or `Skip` (its own check reports why there is none)."""
+        if self.manifest is None:
+            raise Skip("no valid manifest (see check_manifest)")
+        return self.manifest
+
+    def env_object(self) -> Any:
+        """The imported entry point (class or factory); `Skip` if there is none."""
+        if "env_object" not in self.cache:
+            if not self.entry_point:
+                raise Skip("no entry point")
+            self.cache["env_object"] = import_target(self.entry_point, self.root)
+        return self.cache["env_object"]
+
+    # -- live servers --------------------------------------------------------------------------
+
+    @property
+    def startup_s(self) -> float:
+        return self.manifest.timeouts.startup_s if self.manifest else 30.0
+
+    @property
+    def step_s(self) -> float:
+        return self.manifest.timeouts.step_s if self.manifest else 10.0
+
+    @property
+    def reset_s(self) -> float:
+        return self.manifest.timeouts.reset_s if self.manifest else 10.0
+
+    def server_url(self, mode: str = "simulation") -> str:
+        """The base URL serving `mode` (started on first use). `Skip` if it cannot start."""
+        if self.url is not None:
+            if mode != "simulation":
+                raise Skip(f"--url serves one mode; {mode} is not checked")
+            return self.url
+        if mode in self._server_errors:
+            raise Skip(f"the {mode} server did not start: {self._server_errors[mode]}")
+        if not self.entry_point:
+            raise Skip("no entry point to serve")
+        if not self._servers:  # start every served mode at once: start-ups overlap
+            modes = list(dict.fromkeys([mode, *(self.manifest.modes if self.manifest else [])]))
+            threads = [threading.Thread(target=self._start, args=(m,)) for m in modes]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        srv = self._servers.get(mode)
+        if srv is not None and not srv.alive:
+            # a check crashed it (and failed for that); later checks get a fresh server
+            self.cache["restarts"] = self.cache.get("restarts", 0) + 1
+            srv.stop()  # reap it and close its pipe
+            del self._servers[mode]
+            srv = None
+        if srv is None:
+            self._start(mode)
+        if mode in self._server_errors:
+            raise ServerStartError(self._server_errors[mode], "")
+        return self._servers[mode].url
+
+    def _start(self, mode: str) -> None:
+        assert self.entry_point is not None
+        srv = LocalServer(self.entry_point, mode=mode, root=self.root, startup_s=self.startup_s)
+        try:
+            srv.start()
+        except ServerStartError as exc:
+            self._server_errors[mode] = f"{exc}; last output: {exc.logs[-800:]}"
+            return
+        self._servers[mode] = srv
+
+    def server(self, mode: str = "simulation") -> LocalServer | None:
+        """The child process serving `mode`, if the validator started one."""
+        return self._servers.get(mode)
+
+    def session(self, mode: str = "simulation", timeout: float | None = None) -> Session:
+        """A new `/ws` session (a new environment instance) on the `mode` server."""
+        wait = timeout if timeout is not None else max(self.step_s, self.reset_s) + 5.0
+        return Session(self.server_url(mode), timeout=wait)
+
+    def close(self) -> None:
+        """Stop every server this run started."""
+        for srv in self._servers.values():
+            srv.stop()
+        self._servers.clear()
+
+    # -- episodes ------------------------------------------------------------------------------
+
+    def rng(self, purpose: str) -> random.Random:
+        """A generator seeded by the run's seed and `purpose`: runs repeat exactly."""
+        digest = hashlib.sha256(f"{self.seed}/{purpose}".encode()).digest()
+        return random.Random(int.from_bytes(digest[:8], "big"))
+
+    def specs(self) -> list[Spec]:
+        """The episodes of every task set (seeds 0..2 without any), distinct reset options."""
+        if "specs" in self.cache:
+            return self.cache["specs"]
+        m = self.manifest
+        max_steps = m.episode.max_steps if m else 20
+        out: list[Spec] = []
+        for name, ts in (m.tasks if m else {}).items():
+            if ts.source == "seeds":
+                out += [Spec(f"{name}/seed{s}", {"seed": s}, max_steps=max_steps) for s in ts.seeds]
+            elif ts.source == "episodes":
+                for i, e in enumerate(ts.episodes):
+                    out.append(
+                        Spec(e.id or f"{name}/{i}", e.reset, e.prompt, max_steps, data=e.data)
+                    )
+            else:
+                assert ts.specs is not None
+                made = import_target(ts.specs, self.root)
+                found = made(**ts.args) if callable(made) else made
+                got: list[Any] = list(cast(Iterable[Any], found))
+                out += [
+                    Spec(
+                        str(s.id),
+                        dict(s.reset),
+                        str(getattr(s, "prompt", "")),
+                        int(getattr(s, "max_steps", None) or max_steps),
+                        dict(getattr(s, "tags", {}) or {}),
+                        dict(getattr(s, "data", {}) or {}),
+                    )
+                    for s in got
+                ][: ts.limit]
+        if not out:
+            out = [Spec(f"seed{s}", {"seed": s}, max_steps=max_steps) for s in (0, 1, 2)]
+        seen: set[str] = set()
+        unique = []
+        for s in out:
+            key = repr(sorted(s.reset.items()))
+            if key not in seen:
+                seen.add(key)
+                unique.append(s)
+        self.cache["specs"] = unique
+        return unique
+
+    def load_policy(self, which: str) -> Any:
+        """The manifest's `oracle` or `null` policy as an agent; `Skip` when not declared."""
+        m = self.require_manifest()
+        ref = getattr(m.policies, which)
+        if ref is None:
+            raise Skip(f"no {which} policy declared (policies.{which})")
+        if ref.startswith("builtin:"):
+            from mcpgym.validate.policies import scripted
+
+            return scripted([])
+        found = import_target(ref, self.root)
+        if hasattr(found, "start") and not isinstance(found, type):
+            return found
+        return found()
