@@ -31,6 +31,8 @@ PACKAGES: dict[str, tuple[str, str, str]] = {
     "rubrics": ("mcpgym.rubrics", "mcpgym.rubrics", "Rubrics and reward composition."),
     "providers": ("mcpgym.providers", "mcpgym.providers", "Start environment servers somewhere."),
     "pool": ("mcpgym.pool", "mcpgym.pool", "Environment pools: N servers, one router."),
+    "validate": ("mcpgym.validate", "mcpgym.validate", "Validation levels 1 to 3 and reports."),
+    "manifest": ("mcpgym.manifest", "mcpgym.manifest", "The mcpgym.yaml manifest and schema."),
     "tasks": ("mcpgym.tasks", "mcpgym.tasks", "Task sets: splits, tasks, datasets."),
     "trl": ("mcpgym.integrations.trl", "mcpgym.integrations.trl", "TRL's environment_factory."),
     "servers": ("mcpgym.servers", "mcpgym.servers", "Hosting: the ASGI app, sessions, settings."),

@@ -41,7 +41,16 @@ Severity = Literal["fail", "warn"]
 Level = Literal["static", "runtime", "semantic"]
 LEVELS: tuple[Level, ...] = ("static", "runtime", "semantic")
 
-EXIT_OK, EXIT_FAILED, EXIT_BAD_MANIFEST, EXIT_VALIDATOR_ERROR, EXIT_SKIPPED = 0, 1, 2, 3, 4
+EXIT_OK = 0
+"""Every check that ran passed (skips with a reason are fine)."""
+EXIT_FAILED = 1
+"""A check failed."""
+EXIT_BAD_MANIFEST = 2
+"""Usage error, or the manifest is missing or invalid."""
+EXIT_VALIDATOR_ERROR = 3
+"""The validator itself failed (a bug or an environment it could not run)."""
+EXIT_SKIPPED = 4
+"""A fail-severity check was skipped, so the environment is not known to pass."""
 
 
 @dataclass(slots=True)
