@@ -24,7 +24,7 @@ setup:
 
 # Run the default test suite (in-process and real-socket tests; no npm, Docker or agent CLIs).
 test *ARGS: setup
-    {{py}} -m pytest -m "not interop and not conformance and not docker and not agents and not models and not web and not ray and not kubernetes" {{ARGS}}
+    {{py}} -m pytest -m "not interop and not conformance and not docker and not agents and not models and not web and not ray and not kubernetes and not podman" {{ARGS}}
 
 # Drive an mcpgym server with the released openenv package (own virtual environment).
 test-interop *ARGS: setup
@@ -50,6 +50,22 @@ test-web *ARGS: setup
     {{py}} -m pip install --quiet --disable-pip-version-check "playwright>=1.49,<2" "axe-playwright-python==0.1.8"
     {{py}} -m pytest -m web tests/web {{ARGS}}
     @echo "web UI screenshots and ARIA snapshots: $PWD/build/web-artifacts"
+
+# Container suite on a Docker engine it installs and starts (build, 16 at once, hardening, registry, gc).
+test-docker *ARGS: setup
+    #!/usr/bin/env bash
+    set -euo pipefail
+    bash .ci/container-deps.sh docker.io debootstrap docker-registry
+    bash .ci/docker-engine.sh --check || trap 'bash .ci/docker-engine.sh --stop' EXIT
+    {{py}} -m pytest -m docker tests/containers {{ARGS}}
+
+# The same container tests on Podman's Docker-compatible socket (installs podman, catatonit).
+test-podman *ARGS: setup
+    #!/usr/bin/env bash
+    set -euo pipefail
+    bash .ci/container-deps.sh podman catatonit debootstrap docker-registry
+    bash .ci/podman-engine.sh --check || trap 'bash .ci/podman-engine.sh --stop' EXIT
+    {{py}} -m pytest -m podman tests/containers {{ARGS}}
 
 # Lint, format check, strict types on sdk/ and servers/, import direction.
 check: setup
@@ -87,6 +103,17 @@ fmt: setup
 # modes, Calendar Gym reset and events_list (bounded, under 2 minutes; prints figures and ratios).
 bench *ARGS: setup
     {{py}} bench/run.py {{ARGS}}
+
+# Container figures beside `mcpgym serve` in a process: start p50/p95 (1, 16), stop, RSS, image size.
+bench-containers *ARGS: setup
+    #!/usr/bin/env bash
+    set -euo pipefail
+    bash .ci/container-deps.sh docker.io debootstrap
+    bash .ci/docker-engine.sh --check || trap 'bash .ci/docker-engine.sh --stop' EXIT
+    eval "$(bash .ci/docker-engine.sh)"
+    base="$(bash .ci/base-image.sh)"
+    {{venv}}/bin/mcpgym build mcpgym.examples.guess:GuessEnv --base "$base" --tag mcpgym-bench-guess:latest >/dev/null
+    {{py}} bench/containers_bench.py {{ARGS}}
 
 # The main job: serve Calendar Gym, run the oracle and naive agents over the whole task suite
 # (both phrasings, structured and plain errors), print the tables, write reports/calendar-demo/.

@@ -20,6 +20,7 @@ from typing_extensions import TypeVar
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 
+from mcpgym.client import _providers
 from mcpgym.client._core import (
     DEFAULT_MAX_SIZE,
     DEFAULT_TIMEOUT,
@@ -32,6 +33,7 @@ from mcpgym.client._core import (
 )
 from mcpgym.client._sync import SyncEnvClient
 from mcpgym.env import Environment
+from mcpgym.providers.base import Provider
 from mcpgym.types import (
     Action,
     CallToolAction,
@@ -221,6 +223,25 @@ class EnvClient(Generic[ActT, ObsT, StateT]):
             max_size=max_size,
         )
 
+    @classmethod
+    async def from_provider(cls, provider: Provider, /, **kwargs: Any) -> Self:
+        """Start a server with `provider`, wait until healthy, connect; `close()` stops it.
+
+        `kwargs` go to the constructor (`observation_type`, `timeout`, ...).
+        """
+        return await _providers.async_client_from_provider(lambda url: cls(url, **kwargs), provider)
+
+    @classmethod
+    async def from_docker_image(
+        cls, image: str, /, *, provider_options: Mapping[str, Any] | None = None, **kwargs: Any
+    ) -> Self:
+        """Run `image` in a hardened container (`DockerProvider(image, **provider_options)`),
+        connect to it; `close()` removes the container. Needs `mcpgym[docker]`."""
+        provider = _providers.docker_provider(image, provider_options)
+        return await _providers.async_client_from_provider(
+            lambda url: cls(url, **kwargs), provider, close_provider=True
+        )
+
     @property
     def url(self) -> str:
         """The WebSocket URL this client connects to."""
@@ -290,8 +311,11 @@ class EnvClient(Generic[ActT, ObsT, StateT]):
         return self._core.parse_mcp(await self._transport.request(self._core.mcp(request)))
 
     async def close(self) -> None:
-        """End the session: send `close`, close the socket. Safe to call more than once."""
+        """End the session: send `close`, close the socket. Safe to call more than once.
+
+        A client made by `from_provider`/`from_docker_image` also stops its server."""
         await self._transport.close()
+        await _providers.release(self)
 
     async def __aenter__(self) -> Self:
         return await self.connect()

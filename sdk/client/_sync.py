@@ -20,6 +20,7 @@ from typing_extensions import TypeVar
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 from websockets.sync.client import ClientConnection, connect
 
+from mcpgym.client import _providers
 from mcpgym.client._core import (
     DEFAULT_MAX_SIZE,
     DEFAULT_TIMEOUT,
@@ -31,6 +32,7 @@ from mcpgym.client._core import (
     StateT,
 )
 from mcpgym.env import Environment
+from mcpgym.providers.base import Provider, SyncProvider
 from mcpgym.types import (
     Action,
     CallToolAction,
@@ -196,6 +198,26 @@ class SyncEnvClient(Generic[ActT, ObsT, StateT]):
             max_size=max_size,
         )
 
+    @classmethod
+    def from_provider(cls, provider: Provider | SyncProvider, /, **kwargs: Any) -> Self:
+        """Start a server with `provider`, wait until healthy, connect; `close()` stops it.
+
+        An async `Provider` is driven through its `sync()` twin and closed with the client;
+        pass a `SyncProvider` to keep using it afterwards.
+        """
+        return _providers.sync_client_from_provider(lambda url: cls(url, **kwargs), provider)
+
+    @classmethod
+    def from_docker_image(
+        cls, image: str, /, *, provider_options: Mapping[str, Any] | None = None, **kwargs: Any
+    ) -> Self:
+        """Run `image` in a hardened container (`DockerProvider(image, **provider_options)`),
+        connect to it; `close()` removes the container. Needs `mcpgym[docker]`."""
+        provider = _providers.docker_provider(image, provider_options)
+        return _providers.sync_client_from_provider(
+            lambda url: cls(url, **kwargs), provider, close_provider=True
+        )
+
     @property
     def url(self) -> str:
         """The WebSocket URL this client connects to."""
@@ -247,8 +269,11 @@ class SyncEnvClient(Generic[ActT, ObsT, StateT]):
         return self._core.parse_mcp(self._transport.request(self._core.mcp(request)))
 
     def close(self) -> None:
-        """End the session: send `close`, close the socket. Safe to call more than once."""
+        """End the session: send `close`, close the socket. Safe to call more than once.
+
+        A client made by `from_provider`/`from_docker_image` also stops its server."""
         self._transport.close()
+        _providers.release_sync(self)
 
     def __enter__(self) -> Self:
         return self.connect()
