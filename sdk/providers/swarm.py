@@ -76,6 +76,8 @@ class SwarmProvider(Provider):
     container spec can carry: dropped capabilities, read-only root, tmpfs, non-root user, memory
     and CPU limits, init (no-new-privileges and pids limits are not in the service API of the
     engines here). `restart_delay_s` is how long Swarm waits before replacing a dead task.
+    `local_image=False` is for a cluster whose nodes pull `image` from a registry: the image is
+    then not looked up on this engine (port 8000, no serve arguments can be added).
     """
 
     kind = "swarm"
@@ -92,6 +94,7 @@ class SwarmProvider(Provider):
         mode: Literal["simulation", "production"] | None = None,
         serve_args: Sequence[str] = (),
         restart_delay_s: float = 0.5,
+        local_image: bool = True,
         name_prefix: str = "mcpgym",
         run_id: str | None = None,
         health_deadline_s: float = 60.0,
@@ -99,6 +102,9 @@ class SwarmProvider(Provider):
         super().__init__(run_id=run_id, health_deadline_s=health_deadline_s)
         if replicas < 1:
             raise ValueError("replicas must be >= 1")
+        if replicas > 1 and publish_mode == "host":
+            # One host port takes one task per node: the others would stay pending forever.
+            raise ValueError("host-mode ports serve one replica per service; use replicas=1")
         self.image = image
         self.engine = engine
         self.replicas = replicas
@@ -108,6 +114,7 @@ class SwarmProvider(Provider):
         self.mode = mode
         self.serve_args = list(serve_args)
         self.restart_delay_s = restart_delay_s
+        self.local_image = local_image
         self.name_prefix = name_prefix
         self._client: Any = None
         self._image_attrs: dict[str, Any] | None = None
@@ -139,6 +146,8 @@ class SwarmProvider(Provider):
             try:
                 self._image_attrs = dict(self.client.images.get(self.image).attrs)
             except ImageNotFound:
+                if not self.local_image:
+                    return {}
                 # Swarm would pull on the node; with no registry the task is rejected later and
                 # less clearly, so say it now.
                 raise ProviderError(
