@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import itertools
 import socket
 import time
@@ -219,11 +220,13 @@ class SwarmProvider(Provider):
                 self.image, **self._service_kwargs(attrs, name, host_port)
             )
         except APIError as exc:
-            self._remove_sync(name)
-            if "not a swarm manager" in str(exc) or exc.status_code == 503:
+            if exc.status_code == 503:  # "This node is not a swarm manager": nothing was made
                 raise ProviderError(
                     "the engine is not in swarm mode: docker swarm init --advertise-addr 127.0.0.1"
+                    " (or mcpgym.providers.swarm.ensure_swarm)"
                 ) from exc
+            with contextlib.suppress(ProviderError):
+                self._remove_sync(name)  # a half-made service must not linger
             raise ProviderError(f"cannot create service {name}: {exc}") from exc
         return ServerHandle(
             id=name,
