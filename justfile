@@ -24,7 +24,7 @@ setup:
 
 # Run the default test suite (in-process and real-socket tests; no npm, Docker or agent CLIs).
 test *ARGS: setup
-    {{py}} -m pytest -m "not interop and not conformance and not docker and not agents and not models and not web and not ray and not kubernetes and not trl and not podman and not validate and not venv" {{ARGS}}
+    {{py}} -m pytest -m "not interop and not conformance and not docker and not agents and not models and not web and not ray and not kubernetes and not trl and not podman and not validate and not venv and not swarm" {{ARGS}}
 
 # Drive an mcpgym server with the released openenv package (own virtual environment).
 test-interop *ARGS: setup
@@ -161,3 +161,12 @@ bench-reliability *ARGS: setup
 # Every validator fixture validated twice at every level, and `mcpgym init` in a fresh venv.
 test-validate *ARGS: setup
     {{py}} -m pytest -m "validate or venv" tests/validate {{ARGS}}
+
+# SwarmProvider on a single-node Docker Swarm (engine from .ci/docker-engine.sh; swarm mode is
+# entered through the SDK and left at the end): 3 services, 60 Calendar episodes, a killed task.
+test-swarm *ARGS: setup
+    #!/usr/bin/env bash
+    set -euo pipefail
+    bash .ci/container-deps.sh docker.io debootstrap
+    bash .ci/docker-engine.sh --check || trap 'bash .ci/docker-engine.sh --stop' EXIT
+    {{py}} -m pytest -m swarm tests/pool/test_swarm.py {{ARGS}}
