@@ -24,11 +24,21 @@ DOCS = Path(__file__).resolve().parents[1] / "docs"
 PLACEHOLDER = "http://127.0.0.1:8000"
 
 
+# A block that cannot run alone on a bare machine (it needs Docker, torch, ...) says so in an
+# HTML comment on the line before its fence, with the reason and where it is run instead:
+# `<!-- fragment: needs a Docker engine; run by tests/containers/test_docs_example.py -->`.
+BLOCK = re.compile(r"(?:<!-- fragment: (.+?) -->\n)?```python\n(.*?)```", re.S)
+
+
 def _blocks() -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     for page in sorted(DOCS.glob("*.md")):
-        for i, block in enumerate(re.findall(r"```python\n(.*?)```", page.read_text(), re.S)):
-            found.append((f"{page.name}[{i}]", block))
+        text = page.read_text()
+        for i, match in enumerate(
+            re.finditer(r"(?:<!-- fragment: (.+?) -->\n)?```python\n(.*?)```", text, re.S)
+        ):
+            reason, block = match.group(1), match.group(2)
+            found.append((f"{page.name}[{i}]", f"#fragment: {reason}\n" if reason else block))
     return found
 
 
@@ -56,6 +66,10 @@ def test_the_pages_have_blocks() -> None:
 def test_block_runs_alone(
     name: str, block: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
+    if block.startswith("#fragment: "):
+        reason = block.removeprefix("#fragment: ").strip()
+        assert len(reason) > 10, f"docs/{name}: a fragment must say why and where it runs"
+        pytest.skip(f"fragment: {reason}")
     code = block
     if PLACEHOLDER in block:
         production_mcp = 'mode="production"' in block or "/mcp" in block

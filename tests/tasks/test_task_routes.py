@@ -132,7 +132,7 @@ def test_http_base() -> None:
 @pytest.mark.server
 def test_sync_client_reads_tasks_and_resets_by_id() -> None:
     with run_server(create_app(CalendarEnv)) as server, SyncEnvClient(server.url) as env:
-        assert env.list_splits() == [Split(name="v1", type="test")]
+        assert env.list_splits() == [Split(name="v1", type="test"), Split(name="v2", type="test")]
         count = env.num_tasks("v1")
         assert count == CALENDAR_TASKS.num_tasks("v1")
         assert env.list_tasks("v1") == CALENDAR_TASKS.list_tasks("v1")

@@ -129,14 +129,17 @@ def test_calendar_declares_its_suite() -> None:
     assert task_set_of(CalendarEnv) is CALENDAR_TASKS
     assert task_set_of(CalendarEnv()) is CALENDAR_TASKS
     assert task_set_of(object()) is None
-    (split,) = CALENDAR_TASKS.list_splits()
-    tasks = CALENDAR_TASKS.list_tasks(split.name)
-    assert len(tasks) == CALENDAR_TASKS.num_tasks(split.name) >= 96
-    assert len({t["id"] for t in tasks}) == len(tasks)
-    assert [t["index"] for t in tasks] == list(range(len(tasks)))
-    for task in tasks:
-        assert task["prompt"] and task["reset"] == {"task": task["task"], "suite": "1"}
-        assert "finish" not in task  # the expected outcome is the answer to trap tasks
+    splits = CALENDAR_TASKS.list_splits()
+    assert [s.name for s in splits] == ["v1", "v2"]  # one split per suite version
+    for split in splits:
+        tasks = CALENDAR_TASKS.list_tasks(split.name)
+        assert len(tasks) == CALENDAR_TASKS.num_tasks(split.name) >= 96
+        assert len({t["id"] for t in tasks}) == len(tasks)
+        assert [t["index"] for t in tasks] == list(range(len(tasks)))
+        version = split.name.removeprefix("v")
+        for task in tasks:
+            assert task["prompt"] and task["reset"] == {"task": task["task"], "suite": version}
+            assert "finish" not in task  # the expected outcome is the answer to trap tasks
 
 
 def test_calendar_reset_by_task_id_and_index() -> None:

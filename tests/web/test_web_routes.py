@@ -21,6 +21,7 @@ from webenv import WebEnv
 from mcpgym.examples.guess import GuessEnv
 from mcpgym.servers import create_app
 from mcpgym.servers.cli import main
+from mcpgym.servers.settings import ServerSettings
 
 STATIC = Path(__file__).resolve().parents[2] / "servers" / "web" / "static"
 EXTERNAL = re.compile(r"""(?:https?:|wss?:)?//[a-z0-9-]+\.[a-z]""", re.IGNORECASE)
@@ -64,7 +65,8 @@ def test_config_json(web: TestClient) -> None:
     assert cfg["name"] == "WebEnv" and cfg["version"] == "0.1.0" and cfg["mode"] == "simulation"
     assert cfg["transport"] == "ws" and cfg["paths"] == {"ws": "/ws", "mcp": "/mcp"}
     assert cfg["mcpgym_version"]
-    assert cfg["limits"]["max_sessions"] == 256 and cfg["limits"]["max_frame_bytes"] > 0
+    assert cfg["limits"]["max_sessions"] == ServerSettings().max_sessions
+    assert cfg["limits"]["max_frame_bytes"] > 0
     assert {"action", "observation", "state"} <= cfg["schemas"].keys()
     assert cfg["schemas"]["state"]["title"] == "WebState"
     tools = {t["name"]: t for t in cfg["tools"]}
