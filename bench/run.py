@@ -16,6 +16,8 @@ Measurements (`--only NAME`, repeatable):
   mcp50     the same with 50 concurrent MCP clients (one session and connection each)
   cold      spawn → first 200 from /health (median) and idle RSS after start, simulation and
             production mode (targets ≤ 1 s, ≤ 60 MB)
+  prompt    Calendar Gym's tool list as the llm agent sends it: bytes and tokens, all tools,
+            --compact-tools, and a per-task subset (bench/prompt_bench.py)
   calendar  Calendar Gym in-process (bench/calendar_bench.py): session reset p50 (target
             ≤ 5 ms) and the call-path overhead of a typical `events_list`
 
@@ -47,6 +49,9 @@ sys.path.insert(0, str(BENCH))
 # The measurements register on import and run in registration order: keep these two in this order.
 import _measure_load  # noqa: E402
 import _measure_startup  # noqa: E402, F401
+
+# isort: split
+import _measure_prompt  # noqa: E402, F401  (runs after the startup measurements)
 from _bench import MEASUREMENTS, Bench  # noqa: E402
 from _driver import Config  # noqa: E402
 from _floor import UVICORN_SETTINGS, resolve_auto  # noqa: E402

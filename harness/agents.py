@@ -50,6 +50,12 @@ class AgentOptions:
     api_key: str | None = None
     seed: int = 0
     extra: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    model_timeout: float | None = None
+    temperature: float | None = 0.0
+    max_tokens: int | None = None
+    sampling: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    compact_tools: bool = False
+    tools: tuple[str, ...] | None = None
 
 
 AgentFactory = Callable[..., Any]
@@ -201,7 +207,19 @@ def _llm(options: AgentOptions) -> Any:
 
     if not options.model_url or not options.model:
         raise ValueError("the llm agent needs --model-url and --model")
-    return LLMAgent(options.model_url, options.model, api_key=options.api_key)
+    from mcpgym.harness.llm_agent import DEFAULT_MODEL_TIMEOUT
+
+    return LLMAgent(
+        options.model_url,
+        options.model,
+        api_key=options.api_key,
+        temperature=options.temperature,
+        max_tokens=options.max_tokens,
+        sampling=options.sampling,
+        timeout=options.model_timeout or DEFAULT_MODEL_TIMEOUT,
+        compact_tools=options.compact_tools,
+        tools=options.tools,
+    )
 
 
 def _random(options: AgentOptions) -> RandomAgent:

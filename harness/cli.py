@@ -108,11 +108,69 @@ def register(sub: Any) -> None:
     p.add_argument("--model-url", help="OpenAI-compatible base URL for the llm agent")
     p.add_argument("--model", help="model name for the llm agent")
     p.add_argument("--api-key", help="API key for the llm agent (default $OPENAI_API_KEY)")
+    _add_model_arguments(p)
     p.add_argument("--quiet", action="store_true", help="no progress display or summary table")
     from mcpgym.harness.adapters.eval import add_arguments as add_harness_arguments
 
     add_harness_arguments(p)
     p.set_defaults(func=run)
+
+
+def _add_model_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("llm agent: model requests")
+    g.add_argument(
+        "--model-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="limit per model request (default 300; a CPU model's first long prompt is slow)",
+    )
+    g.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (0.0)")
+    g.add_argument("--max-tokens", type=int, help="most tokens per model answer (server default)")
+    g.add_argument("--top-p", type=float, help="nucleus sampling (server default)")
+    g.add_argument(
+        "--model-option",
+        action="append",
+        default=[],
+        metavar="KEY=JSON",
+        help="another request field, e.g. seed=7 or stop='[\"END\"]' (repeatable)",
+    )
+    g.add_argument(
+        "--compact-tools",
+        action="store_true",
+        help="present compact tool schemas (first-sentence descriptions, no titles/examples)",
+    )
+    g.add_argument(
+        "--tools",
+        metavar="NAME[,NAME...]",
+        help="present only these tools to the model (a task's data['tools'] narrows it further)",
+    )
+
+
+def _model_options(args: argparse.Namespace) -> dict[str, Any]:
+    import json
+
+    sampling: dict[str, Any] = {}
+    if args.top_p is not None:
+        sampling["top_p"] = args.top_p
+    for item in args.model_option:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--model-option {item!r}: expected KEY=JSON")
+        try:
+            sampling[key] = json.loads(raw)
+        except ValueError:
+            sampling[key] = raw  # a bare word is a string
+    if args.model_timeout is not None and not args.model_timeout > 0:
+        raise ValueError("--model-timeout must be a positive number of seconds")
+    tools = tuple(t.strip() for t in args.tools.split(",") if t.strip()) if args.tools else None
+    return {
+        "model_timeout": args.model_timeout,
+        "temperature": args.temperature,
+        "max_tokens": args.max_tokens,
+        "sampling": sampling,
+        "compact_tools": args.compact_tools,
+        "tools": tools,
+    }
 
 
 def run(args: argparse.Namespace) -> int:
@@ -136,6 +194,7 @@ def run(args: argparse.Namespace) -> int:
             model=args.model,
             api_key=args.api_key or os.environ.get("OPENAI_API_KEY"),
             seed=args.seed,
+            **_model_options(args),
         )
         agent = load_agent(args.agent, options)
         if args.tasks:

@@ -67,7 +67,7 @@ DEFAULT_SUCCESS_THRESHOLD = 1.0
 say so itself (`observation.metadata["success"]`)."""
 
 DoneReason = Literal[
-    "done", "max_steps", "agent_stopped", "turn_timeout", "episode_timeout", "error",
+    "done", "max_steps", "agent_stopped", "malformed", "turn_timeout", "episode_timeout", "error",
     "infra_error",
 ]  # fmt: skip
 """Why an episode ended:
@@ -75,6 +75,8 @@ DoneReason = Literal[
 - `done` — the environment set `done` on a step;
 - `max_steps` — `spec.max_steps` actions were applied without `done`;
 - `agent_stopped` — the agent's `act` returned `None`;
+- `malformed` — the agent gave up because its model kept answering with malformed tool calls
+  (an agent failure, graded like `agent_stopped`; `EpisodeRecord.error` says what was wrong);
 - `turn_timeout` — one `act` call (the agent's turn) took longer than the turn timeout;
 - `episode_timeout` — the whole episode took longer than the episode timeout;
 - `error` — the agent, the environment or the connection raised (see `EpisodeRecord.error`);
@@ -232,7 +234,8 @@ class EpisodeTiming(BaseModel):
     """Everything clock-dependent about an episode, kept apart so determinism can be checked.
 
     `agent_s[i]` is how long the agent's i-th turn (`act` call) took; `env_s[i]` how long the
-    environment took to apply the i-th action (including the network in URL mode).
+    environment took to apply the i-th action (including the network in URL mode); `model_s[i]`
+    how long the i-th model request took (model-backed agents only).
     """
 
     started_at: float = 0.0
@@ -240,6 +243,7 @@ class EpisodeTiming(BaseModel):
     reset_s: float = 0.0
     agent_s: list[float] = Field(default_factory=list)
     env_s: list[float] = Field(default_factory=list)
+    model_s: list[float] = Field(default_factory=list)
 
 
 class EpisodeRecord(BaseModel):
@@ -259,6 +263,10 @@ class EpisodeRecord(BaseModel):
             and the timeouts.
         final_metadata: the last observation's `metadata` (graders put `grade`, `success` there).
         calls: every tool call in order.
+        model_turns: every answer of the agent's model, for model-backed agents (finish reason,
+            text, tool calls, the calls rejected before reaching the environment and why,
+            token usage); empty for other agents.
+        malformed_calls: how many of the model's tool calls were rejected as malformed.
         timing: clock-dependent fields; drop it to compare runs.
     """
 
@@ -280,6 +288,8 @@ class EpisodeRecord(BaseModel):
     error: str | None = None
     final_metadata: dict[str, Any] = Field(default_factory=dict)
     calls: list[CallRecord] = Field(default_factory=list)
+    model_turns: list[dict[str, Any]] = Field(default_factory=list)
+    malformed_calls: int = 0
     timing: EpisodeTiming = Field(default_factory=EpisodeTiming)
 
     def deterministic_dump(self) -> dict[str, Any]:

@@ -70,7 +70,7 @@ class EpisodeLimits:
     success_threshold: float = DEFAULT_SUCCESS_THRESHOLD
 
 
-_GRADED: frozenset[DoneReason] = frozenset({"done", "max_steps", "agent_stopped"})
+_GRADED: frozenset[DoneReason] = frozenset({"done", "max_steps", "agent_stopped", "malformed"})
 """Episodes that ended normally are graded; errors and timeouts are failures."""
 
 
@@ -87,6 +87,8 @@ class _Tally:
     rewards: list[float] = field(default_factory=list[float])
     calls: list[CallRecord] = field(default_factory=list[CallRecord])
     final_metadata: dict[str, Any] = field(default_factory=dict[str, Any])
+    model_turns: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    malformed: int = 0
     timing: EpisodeTiming = field(default_factory=EpisodeTiming)
 
     def observe(self, result: StepResult[Any]) -> None:
@@ -154,6 +156,8 @@ async def run_episode(
         reason, error = "error", f"{type(exc).__name__}: {exc}"
     finally:
         await _close(episode, session)
+    if episode is not None:
+        reason, error = _agent_log(episode, tally, reason, error)
     tally.timing.wall_s = time.monotonic() - start
     return _record(spec, agent, tally, reason, error, limits)
 
@@ -208,6 +212,23 @@ async def _close(episode: AgentEpisode | None, session: EnvSession | None) -> No
             await session.close()
 
 
+def _agent_log(
+    episode: AgentEpisode, tally: _Tally, reason: DoneReason, error: str | None
+) -> tuple[DoneReason, str | None]:
+    """What a model-backed agent recorded of its own turns (duck-typed: `model_turns`,
+    `model_seconds`, `stop_reason`, `stop_detail`), and why it stopped when it said so."""
+    turns = getattr(episode, "model_turns", None)
+    if isinstance(turns, list):
+        tally.model_turns = _jsonable(turns)
+        tally.malformed = sum(len(t.get("rejected") or ()) for t in turns if isinstance(t, dict))
+    seconds = getattr(episode, "model_seconds", None)
+    if isinstance(seconds, list):
+        tally.timing.model_s = [float(s) for s in seconds]
+    if reason == "agent_stopped" and getattr(episode, "stop_reason", None) == "malformed":
+        return "malformed", str(getattr(episode, "stop_detail", None) or "malformed tool calls")
+    return reason, error
+
+
 def _record(
     spec: EpisodeSpec,
     agent: Agent,
@@ -236,6 +257,8 @@ def _record(
         error=error,
         final_metadata=_jsonable(tally.final_metadata),
         calls=tally.calls,
+        model_turns=tally.model_turns,
+        malformed_calls=tally.malformed,
         timing=tally.timing,
     )
 

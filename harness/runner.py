@@ -82,7 +82,8 @@ async def evaluate(
         specs: the episodes; ids must be unique.
         out: the output folder (`None`: keep everything in memory).
         concurrency: how many episodes run at once.
-        turn_timeout / episode_timeout: seconds (see `EpisodeLimits`).
+        turn_timeout: seconds per agent turn (see `EpisodeLimits`).
+        episode_timeout: seconds per episode, reset included (see `EpisodeLimits`).
         success_threshold: the final reward that counts as success when the environment does not
             set `metadata["success"]`.
         progress: `True` for a rich progress bar on stderr, or a `ProgressReporter`.

@@ -44,6 +44,9 @@ def _results(s: Mapping[str, Any]) -> ReportSection:
         ["tool error rate", _pct(s["tool_error_rate"])],
         ["turns per episode", f"{s['turns']['mean']:.2f}"],
     ]
+    if s.get("model_turns"):
+        rows.append(["model answers", s["model_turns"]])
+        rows.append(["malformed tool calls (rejected before the env)", s["malformed_tool_calls"]])
     blocks: list[Any] = [Table(["metric", "value"], rows)]
     pk = s["pass_at_k"]
     if pk["min_attempts"] > 1:

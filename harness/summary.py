@@ -16,6 +16,9 @@ Definitions:
 - **infra_errors** — episodes whose last attempt ended in `infra_error` (a pool server died and
   the retries ran out): infrastructure, never counted among `errors`. The runner adds the retried
   attempts and the pool's counters under `infrastructure`.
+- **model_turns** / **malformed_tool_calls** — for model-backed agents, how many answers the
+  model gave and how many of its tool calls were rejected before reaching the environment
+  (arguments not a JSON object, unknown function); a rejected call is not a tool error.
 - **timing** — percentiles (p50/p90/p99, linear interpolation) of episode wall time, agent turn
   and environment step latencies; the only clock-dependent part of the summary.
 - **by_tag** / **by_tags** — the headline numbers per value of each tag, and per combination
@@ -148,6 +151,8 @@ def summarize(records: Sequence[EpisodeRecord]) -> dict[str, Any]:
         "tool_errors": dict(sorted(tool_errors.items())),
         "tool_error_rate": sum(tool_errors.values()) / calls if calls else 0.0,
         "turns": _counts(records, "turns"),
+        "model_turns": sum(len(r.model_turns) for r in records),
+        "malformed_tool_calls": sum(r.malformed_calls for r in records),
         "steps": _counts(records, "steps"),
         "by_tag": _by_tag(records),
         "by_tags": _by_tags(records),

@@ -77,7 +77,8 @@ class LLMJudge(Rubric):
 
     Args:
         prompt: the user-message template.
-        model / base_url: the endpoint, e.g. `http://127.0.0.1:8000/v1`.
+        model: the model name sent in each request.
+        base_url: the endpoint, e.g. `http://127.0.0.1:8000/v1`.
         api_key: sent as a bearer token; default `$OPENAI_API_KEY` (none when unset).
         timeout: seconds for the whole request.
         transport: an `httpx.AsyncBaseTransport` (tests use `httpx.MockTransport`).

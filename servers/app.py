@@ -136,6 +136,10 @@ def create_app(
     if settings.mode == "simulation" or settings.production_ws:
         routes.append(WebSocketRoute("/ws", websocket_endpoint))
     routes.append(Route("/mcp", mcp, methods=["GET", "POST", "DELETE"]))
+    if settings.web:  # the browser UI: imported only when asked for
+        from mcpgym.servers.web import web_routes
+
+        routes += web_routes(settings)
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.settings = settings
     app.state.sessions = sessions

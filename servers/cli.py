@@ -39,6 +39,8 @@ def _serve(args: argparse.Namespace) -> int:
             allowed_origins=tuple(args.allowed_origin),
             allowed_hosts=tuple(args.allowed_host),
             principals=principals,
+            web=args.web,
+            web_tasks=args.web_tasks,
         )
     except ValueError as exc:
         print(f"mcpgym serve: error: {exc}", file=sys.stderr)
@@ -62,6 +64,7 @@ def _serve(args: argparse.Namespace) -> int:
         ws_ping_interval=20.0,
         ws_ping_timeout=20.0,
         timeout_graceful_shutdown=5,
+        root_path=args.root_path,
     )
     return 0
 
@@ -150,6 +153,23 @@ def _add_serve(sub: Any) -> None:
         default=[],
         metavar="HOST",
         help="Host header to accept besides loopback, e.g. example.com:8000 (repeatable)",
+    )
+    p.add_argument(
+        "--web",
+        action="store_true",
+        help="serve a browser UI at /web where a person plays the environment as an agent would",
+    )
+    p.add_argument(
+        "--web-tasks",
+        metavar="MODULE:ATTR",
+        default=None,
+        help="episode specs the web UI offers to play (e.g. calendar_gym.suite:specs)",
+    )
+    p.add_argument(
+        "--root-path",
+        default="",
+        metavar="PREFIX",
+        help="path prefix a reverse proxy serves the app under, e.g. /gym (default none)",
     )
     p.add_argument(
         "--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"]

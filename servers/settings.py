@@ -28,6 +28,9 @@ class ServerSettings:
         principals: token → reset options; each token's holder gets its own production instance
             (e.g. `{"tok-a": {"user": "alice@acme.test"}}`). Implies bearer auth.
         production_ws: in production mode, serve `/ws` too (requires `token`).
+        web: serve the browser UI at `/web` (servers/web; not imported when off).
+        web_tasks: `MODULE:ATTR` naming episode specs (objects or dicts with `id`, `reset`,
+            `prompt`, or a callable returning them) the web UI offers as tasks to play.
     """
 
     mode: Mode = "simulation"
@@ -41,6 +44,8 @@ class ServerSettings:
     allowed_hosts: tuple[str, ...] = field(default_factory=tuple)
     principals: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     production_ws: bool = False
+    web: bool = False
+    web_tasks: str | None = None
 
     def __post_init__(self) -> None:
         if self.mode not in ("simulation", "production"):

@@ -117,7 +117,11 @@ async def test_repeated_malformed_calls_stop_the_episode_without_crashing() -> N
         agent = LLMAgent(f"{server.url}/v1", "m", max_malformed=3)
         result = await evaluate(GuessEnv, agent, [spec()])
     (record,) = result.records
-    assert (record.done_reason, record.steps, record.error) == ("agent_stopped", 0, None)
+    # not "agent_stopped": the model did not choose to stop, its calls were unusable
+    assert (record.done_reason, record.steps, record.success) == ("malformed", 0, False)
+    assert "3 model answers in a row" in (record.error or "")
+    assert "must be a JSON object" in (record.error or "")
+    assert record.malformed_calls == 3 and len(record.model_turns) == 3
     assert len(scripted.requests) == 3
     tool_messages = [m for m in scripted.requests[-1]["messages"] if m["role"] == "tool"]
     assert "must be a JSON object" in tool_messages[-1]["content"]
