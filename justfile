@@ -51,6 +51,19 @@ test-web *ARGS: setup
     {{py}} -m pytest -m web tests/web {{ARGS}}
     @echo "web UI screenshots and ARIA snapshots: $PWD/build/web-artifacts"
 
+# The default tests of tests/servers and tests/sdk on the lowest supported mcp (2.0.0), in
+# .tools/mcp-low-venv (the main .venv has the highest); also checks that mcpgym and verifiers 0.4.0
+# (which pins mcp==2.0.0) resolve together.
+test-mcp-range *ARGS: setup
+    #!/usr/bin/env bash
+    set -euo pipefail
+    low=.tools/mcp-low-venv
+    [ -x "$low/bin/python" ] || {{python}} -m venv "$low"
+    "$low/bin/python" -m pip install --quiet --disable-pip-version-check -e ".[dev]" "mcp==2.0.0" "mcp-types==2.0.0"
+    "$low/bin/python" -m pip install --quiet --disable-pip-version-check --dry-run -e . "verifiers==0.4.0"
+    "$low/bin/python" -c "from importlib.metadata import version as v; print('mcp', v('mcp'), 'mcp-types', v('mcp-types'))"
+    "$low/bin/python" -m pytest -m "not interop and not conformance and not docker and not agents and not trl and not ray and not kubernetes and not models and not web" tests/servers tests/sdk {{ARGS}}
+
 # Lint, format check, strict types on sdk/ and servers/, import direction.
 check: setup
     {{py}} -m ruff check .
