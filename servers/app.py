@@ -17,6 +17,7 @@ from mcpgym.servers.dispatch import Dispatcher
 from mcpgym.servers.factory import make_factory
 from mcpgym.servers.mcp_mount import McpMount
 from mcpgym.servers.principals import ProductionEnvs
+from mcpgym.servers.routes_openenv_tasks import OPENENV_TASK_ROUTES
 from mcpgym.servers.routes_tasks import TASK_ROUTES
 from mcpgym.servers.routes_ws import websocket_endpoint
 from mcpgym.servers.sessions import SessionManager
@@ -140,6 +141,8 @@ def create_app(
         from mcpgym.servers.web import web_routes
 
         routes += web_routes(settings)
+    if settings.mode == "simulation":  # OpenEnv's task-API paths are patterns: they go last
+        routes += OPENENV_TASK_ROUTES
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.settings = settings
     app.state.sessions = sessions
