@@ -24,7 +24,7 @@ setup:
 
 # Run the default test suite (in-process and real-socket tests; no npm, Docker or agent CLIs).
 test *ARGS: setup
-    {{py}} -m pytest -m "not interop and not conformance and not docker and not agents and not trl and not ray and not kubernetes and not models and not web" {{ARGS}}
+    {{py}} -m pytest -m "not interop and not conformance and not docker and not agents and not trl and not ray and not kubernetes and not models and not web and not ors" {{ARGS}}
 
 # Drive an mcpgym server with the released openenv package (own virtual environment).
 test-interop *ARGS: setup
@@ -62,7 +62,12 @@ test-mcp-range *ARGS: setup
     "$low/bin/python" -m pip install --quiet --disable-pip-version-check -e ".[dev]" "mcp==2.0.0" "mcp-types==2.0.0"
     "$low/bin/python" -m pip install --quiet --disable-pip-version-check --dry-run -e . "verifiers==0.4.0"
     "$low/bin/python" -c "from importlib.metadata import version as v; print('mcp', v('mcp'), 'mcp-types', v('mcp-types'))"
-    "$low/bin/python" -m pytest -m "not interop and not conformance and not docker and not agents and not trl and not ray and not kubernetes and not models and not web" tests/servers tests/sdk {{ARGS}}
+    "$low/bin/python" -m pytest -m "not interop and not conformance and not docker and not agents and not trl and not ray and not kubernetes and not models and not web and not ors" tests/servers tests/sdk {{ARGS}}
+
+# ORS environments (ors-sdk 0.1.0) served by mcpgym, against ORS's own tool calls (installs mcpgym[ors]).
+test-ors *ARGS: setup
+    {{py}} -m pip install --quiet --disable-pip-version-check -e ".[ors]"
+    {{py}} -m pytest -m ors tests/integrations {{ARGS}}
 
 # Lint, format check, strict types on sdk/ and servers/, import direction.
 check: setup
