@@ -8,11 +8,19 @@ tool outputs, rewards and finished flags must agree. Needs `ors-sdk` (`just test
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import socket
+import subprocess
+from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
+from helpers.mcp import MCPGYM
 from helpers.server import run_server
+from helpers.wait import wait_until
 from mcpgym import CallToolAction, SyncEnvClient
 from mcpgym.servers import create_app
 
@@ -89,3 +97,46 @@ def test_tasks_tools_and_errors() -> None:
         assert (ok.reward, ok.done) == (1.0, True)
         res = client.step(CallToolAction(tool_name="nope"))
         assert res.observation.error.error_type == "tool_not_found"  # type: ignore[attr-defined]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_mcpgym_serve_ors_flag() -> None:
+    port = _free_port()
+    here = str(Path(__file__).parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([here, os.environ.get("PYTHONPATH", "")])}
+    cmd = [*MCPGYM, "serve", "--ors", "ors_guess:ORSGuess", "--port", str(port)]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        url = f"http://127.0.0.1:{port}"
+
+        def up() -> bool:
+            assert proc.poll() is None, proc.communicate()[1]
+            try:
+                return httpx.get(f"{url}/health", timeout=1).status_code == 200
+            except httpx.HTTPError:
+                return False
+
+        wait_until(up, timeout=60, what="mcpgym serve --ors")
+        with SyncEnvClient(url) as client:
+            first = client.reset(split="test", index=0)
+            assert (
+                first.observation.metadata["prompt"][0]["text"] == "Guess a number from 1 to 100."
+            )
+            res = client.step(CallToolAction(tool_name="guess", arguments={"n": 42}))
+            assert (res.reward, res.done) == (1.0, True)
+    finally:
+        os.kill(proc.pid, signal.SIGTERM)
+        proc.communicate(timeout=30)
+    # Not an ORS class: a clear usage error, exit 2.
+    bad = subprocess.run(
+        [*MCPGYM, "serve", "--ors", "mcpgym.examples.guess:GuessEnv", "--port", "1"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert bad.returncode == 2 and "not an ors.Environment subclass" in bad.stderr, bad.stderr
