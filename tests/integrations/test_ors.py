@@ -1,13 +1,15 @@
 """An ORS environment served by mcpgym (`mcpgym.integrations.ors`) plays as ORS itself plays it.
 
-The same actions go to the ORS class directly (`setup`, `get_prompt`, `_call_tool`: what
-`ors.Server` runs for a session) and through mcpgym's client to a real mcpgym server; prompts,
-tool outputs, rewards and finished flags must agree. Needs `ors-sdk` (`just test-ors`).
+The same actions go to the ORS class directly (`setup`, `get_prompt`, `_call_tool`), through
+ORS's own `ors.Server` + `ors.client.ORS` over HTTP, and through mcpgym's client to a real mcpgym
+server serving the class unchanged; prompts, tool outputs, rewards and finished flags agree.
+Needs `ors-sdk` (`just test-ors`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import signal
 import socket
@@ -66,10 +68,30 @@ def _served(url: str, split: str, index: int, moves: list[dict[str, Any]]) -> di
         }
 
 
+def _ors_http(url: str, split: str, index: int, moves: list[dict[str, Any]]) -> dict[str, Any]:
+    """The same play through ORS's own server and client (`ors.Server` + `ors.client.ORS`)."""
+    from ors.client import ORS
+
+    with ORS(base_url=url) as client:
+        env = client.environment("ORSGuess")
+        with env.session(split=split, index=index) as session:
+            prompt = [dataclasses.asdict(b) for b in session.get_prompt()]
+            steps = []
+            for args in moves:
+                out = dataclasses.asdict(session.call_tool("guess", args))
+                steps.append((out, out["reward"], out["finished"]))
+            tries = dataclasses.asdict(session.call_tool("tries_so_far", {}))
+    return {"prompt": prompt, "steps": steps, "tries": tries}
+
+
 def test_same_prompts_rewards_and_finished_flags() -> None:
-    with run_server(create_app(ors_environment(ORSGuess))) as running:
+    with (
+        run_server(create_app(ors_environment(ORSGuess))) as running,
+        run_server(ors.Server([ORSGuess]).app) as ors_server,
+    ):
         for split, index, moves in PLAYS:
             want = asyncio.run(_direct(split, index, moves))
+            assert _ors_http(ors_server.url, split, index, moves) == want, (split, index)
             got = _served(running.url, split, index, moves)
             assert got == want, (split, index)
             assert got["steps"][-1][1:] == (1.0, True)
