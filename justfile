@@ -24,7 +24,7 @@ setup:
 
 # Run the default test suite (in-process and real-socket tests; no npm, Docker or agent CLIs).
 test *ARGS: setup
-    {{py}} -m pytest -m "not interop and not conformance and not docker and not agents and not models and not web and not ray and not kubernetes and not trl and not podman and not validate and not venv and not swarm" {{ARGS}}
+    {{py}} -m pytest -m "not interop and not conformance and not docker and not agents and not models and not web and not ray and not kubernetes and not trl and not podman and not validate and not venv and not swarm and not ors" {{ARGS}}
 
 # Drive an mcpgym server with the released openenv package (own virtual environment).
 test-interop *ARGS: setup
@@ -66,6 +66,24 @@ test-podman *ARGS: setup
     bash .ci/container-deps.sh podman catatonit debootstrap docker-registry
     bash .ci/podman-engine.sh --check || trap 'bash .ci/podman-engine.sh --stop' EXIT
     {{py}} -m pytest -m podman tests/containers {{ARGS}}
+
+# The default tests of tests/servers and tests/sdk on the lowest supported mcp (2.0.0), in
+# .tools/mcp-low-venv (the main .venv has the highest); also checks that mcpgym and verifiers 0.4.0
+# (which pins mcp==2.0.0) resolve together.
+test-mcp-range *ARGS: setup
+    #!/usr/bin/env bash
+    set -euo pipefail
+    low=.tools/mcp-low-venv
+    [ -x "$low/bin/python" ] || {{python}} -m venv "$low"
+    "$low/bin/python" -m pip install --quiet --disable-pip-version-check -e ".[dev]" "mcp==2.0.0" "mcp-types==2.0.0"
+    "$low/bin/python" -m pip install --quiet --disable-pip-version-check --dry-run -e . "verifiers==0.4.0"
+    "$low/bin/python" -c "from importlib.metadata import version as v; print('mcp', v('mcp'), 'mcp-types', v('mcp-types'))"
+    "$low/bin/python" -m pytest -m "not interop and not conformance and not docker and not agents and not trl and not ray and not kubernetes and not models and not web and not ors" tests/servers tests/sdk {{ARGS}}
+
+# ORS environments (ors-sdk 0.1.0) served by mcpgym, against ORS's own tool calls (installs mcpgym[ors]).
+test-ors *ARGS: setup
+    {{py}} -m pip install --quiet --disable-pip-version-check -e ".[ors]"
+    {{py}} -m pytest -m ors tests/integrations {{ARGS}}
 
 # Lint, format check, strict types on sdk/ and servers/, import direction.
 check: setup

@@ -24,6 +24,7 @@ from mcpgym.servers.limits import HeaderCountGuard
 from mcpgym.servers.mcp_mount import McpMount
 from mcpgym.servers.mcp_openenv import attached_only
 from mcpgym.servers.principals import ProductionEnvs
+from mcpgym.servers.routes_openenv_tasks import OPENENV_TASK_ROUTES
 from mcpgym.servers.routes_tasks import TASK_ROUTES
 from mcpgym.servers.routes_ws import websocket_endpoint
 from mcpgym.servers.security import no_client_registration
@@ -164,6 +165,8 @@ def create_app(
         from mcpgym.servers.web import web_routes
 
         routes += web_routes(settings)
+    if settings.mode == "simulation":  # OpenEnv's task-API paths are patterns: they go last
+        routes += OPENENV_TASK_ROUTES
     app = Starlette(
         routes=routes,
         lifespan=lifespan,

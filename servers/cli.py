@@ -21,6 +21,13 @@ def _serve(args: argparse.Namespace) -> int:
 
     try:
         target = load_target(args.target)
+        if args.ors:  # an ORS environment class, served unchanged through the ORS adapter
+            from mcpgym.integrations.ors import ors_environment
+
+            try:
+                target = ors_environment(target)
+            except (ImportError, TypeError) as exc:
+                raise ValueError(f"--ors: {exc} (pip install 'mcpgym[ors]')") from None
         principals = _load_principals(args.principals) if args.principals else {}
         if args.stdio:
             if args.mode == "simulation":
@@ -242,6 +249,11 @@ def _add_serve(sub: Any) -> None:
         default="",
         metavar="PREFIX",
         help="path prefix a reverse proxy serves the app under, e.g. /gym (default none)",
+    )
+    p.add_argument(
+        "--ors",
+        action="store_true",
+        help="MODULE:ATTR is an ORS environment class (ors.Environment; needs mcpgym[ors])",
     )
     p.add_argument(
         "--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"]

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any, Literal, TypeVar
 
 import mcp_types as types
-from mcp.server.connection import allowed_log_levels
+from mcp.server.connection import Connection, allowed_log_levels
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError, NoBackChannelError
 from mcp.shared.message import ServerMessageMetadata
@@ -29,10 +29,43 @@ from pydantic import BaseModel, ValidationError
 from mcpgym.context import LOG_LEVELS, Elicitation, LogLevel, ToolContext, elicitation_schema
 from mcpgym.errors import ToolError, ToolExecutionError
 
-__all__ = ["LOG_LEVEL_KEY", "CapabilityMissing", "InputRequired", "SessionToolContext"]
+__all__ = [
+    "LOG_LEVEL_KEY",
+    "CapabilityMissing",
+    "InputRequired",
+    "SessionToolContext",
+    "mcp_connection",
+]
 
 LOG_LEVEL_KEY = "mcpgym_log_level"
 """Where `logging/setLevel` keeps a 2025-11-25 connection's threshold (connection state)."""
+
+
+def mcp_connection(request: Any) -> Connection:
+    """The MCP `Connection` a request arrived on: its per-connection `state` and `exit_stack`.
+
+    mcp 2.0 … 2.3 hand low-level handlers a `ServerRequestContext` whose per-request session
+    holds the connection only privately (`session._connection`); the newer `Context` class names
+    it publicly (`connection`). The public spelling wins where it exists; the private one is the
+    guarded fallback, checked by type, so a release that moves it fails here with a clear message
+    (tests/servers/test_mcp_connection.py runs on the lowest and the highest supported `mcp`).
+    """
+    session = getattr(request, "session", None)
+    for holder, attr in (
+        (request, "connection"),
+        (session, "connection"),
+        (session, "_connection"),
+    ):
+        conn = getattr(holder, attr, None)
+        if isinstance(conn, Connection):
+            return conn
+    from importlib.metadata import version
+
+    raise RuntimeError(
+        f"mcp {version('mcp')} exposes no per-connection state on a request context; "
+        "mcpgym supports mcp 2.0 - 2.3"
+    )
+
 
 Feature = Literal["sampling", "elicitation"]
 _R = TypeVar("_R", bound=BaseModel)
@@ -109,7 +142,7 @@ class SessionToolContext(ToolContext):
     ) -> None:
         await super().log(message, level, logger=logger)
         request = self._request
-        threshold: LogLevel = request.session._connection.state.get(LOG_LEVEL_KEY, "debug")
+        threshold: LogLevel = mcp_connection(request).state.get(LOG_LEVEL_KEY, "debug")
         allowed = allowed_log_levels(request.protocol_version, request.meta)
         if level not in allowed or LOG_LEVELS.index(level) < LOG_LEVELS.index(threshold):
             return

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextvars
 import functools
+import inspect
 import json
 import warnings
 from collections.abc import Awaitable, Callable
@@ -40,6 +41,7 @@ from mcpgym.servers.mcp_context import (
     CapabilityMissing,
     InputRequired,
     SessionToolContext,
+    mcp_connection,
 )
 from mcpgym.servers.sessions import Session, SessionManager
 
@@ -195,11 +197,18 @@ def build_mcp_server(
     with warnings.catch_warnings():
         # Logging is deprecated in 2026-07-28 but part of 2025-11-25, which we serve too.
         warnings.simplefilter("ignore", MCPDeprecationWarning)
+        # mcp >= 2.1 checks `tools/call` Mcp-Param headers through `get_tool_input_schema`;
+        # 2.0 finds the schema through `tools/list` instead, which answers the same.
+        extra: dict[str, Any] = (
+            {"get_tool_input_schema": input_schema}
+            if "get_tool_input_schema" in inspect.signature(Server.__init__).parameters
+            else {}
+        )
         server: Server[Any] = Server(  # pyright: ignore[reportDeprecated]
             name,
             version=version,
             instructions=instructions,
-            get_tool_input_schema=input_schema,
+            **extra,
             on_list_tools=on_list_tools,
             on_call_tool=on_call_tool,
             on_set_logging_level=on_set_logging_level,
@@ -215,9 +224,7 @@ def build_mcp_server(
 
 
 def _connection_state(ctx: Any) -> dict[str, Any]:
-    # mcp 2.3.0 keeps the per-connection state and exit stack on a private attribute; the version
-    # is pinned and tests/servers/test_mcp_http.py fails loudly if this moves.
-    return ctx.session._connection.state
+    return mcp_connection(ctx).state
 
 
 def _per_connection_env(sessions: SessionManager) -> ServerMiddleware[Any]:
@@ -225,7 +232,7 @@ def _per_connection_env(sessions: SessionManager) -> ServerMiddleware[Any]:
 
     async def middleware(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if CURRENT_ENV.get() is None:
-            conn = ctx.session._connection
+            conn = mcp_connection(ctx)
             if _SESSION_KEY not in conn.state:
                 try:
                     session = await sessions.open(transport="mcp")

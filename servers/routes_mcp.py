@@ -10,6 +10,7 @@ environment. OpenEnv's bare JSON-RPC dialect is answered beside spec MCP (server
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -79,14 +80,21 @@ def build_session_manager(
     `max_sessions` at most), DNS-rebinding protection, the body limit, and JSON or SSE
     responses as `json_responses` decides. A manager runs once: build one per app.
     """
+    # mcp >= 2.2 caps transport sessions itself; on 2.0/2.1 the cap is mcpgym's SessionManager's
+    # (simulation: one environment per MCP connection, `max_sessions` at most).
+    cap: dict[str, Any] = (
+        {"max_sessions": settings.max_mcp_sessions or settings.max_sessions}
+        if "max_sessions" in inspect.signature(StreamableHTTPSessionManager.__init__).parameters
+        else {}
+    )
     return StreamableHTTPSessionManager(
         app=server,
         json_response=json_responses(tool_specs),
         stateless=False,
         security_settings=security_settings(settings),
         session_idle_timeout=settings.idle_timeout_s,
-        max_sessions=settings.max_mcp_sessions or settings.max_sessions,
         max_request_body_size=settings.max_frame_bytes,
+        **cap,
     )
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import mcp_types as types
 import pytest
 from mcp import Client
+from mcp.client.stdio import stdio_client  # mcp 2.0's Client takes a transport, not params
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
 from helpers.mcp import LEGACY, MODERN, ClientMode, http_client, sse_responses, stdio_params
@@ -95,7 +96,9 @@ async def test_http(production: RunningServer, mode: ClientMode) -> None:
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_stdio(mode: ClientMode) -> None:
-    async with Client(stdio_params(GUESS), mode=mode, read_timeout_seconds=30.0) as client:
+    async with Client(
+        stdio_client(stdio_params(GUESS)), mode=mode, read_timeout_seconds=30.0
+    ) as client:
         await check_guess_tools(client, mode)
 
 
@@ -181,7 +184,10 @@ async def check_context(client: Client, seen: Recorder) -> None:
 async def test_tool_context_over_stdio(mode: ClientMode) -> None:
     seen = Recorder()
     async with Client(
-        stdio_params(EVERYTHING), mode=mode, read_timeout_seconds=30.0, **seen.options()
+        stdio_client(stdio_params(EVERYTHING)),
+        mode=mode,
+        read_timeout_seconds=30.0,
+        **seen.options(),
     ) as client:
         await check_context(client, seen)
 
