@@ -139,7 +139,7 @@ def _object(schema: Any) -> dict[str, Any]:
 
 def ors_environment(ors_cls: Any) -> type[DynamicToolsEnvironment]:
     """The mcpgym environment class serving the ORS environment class `ors_cls` unchanged."""
-    from ors import Environment as ORSEnvironment  # pyright: ignore[reportMissingImports]
+    from ors import Environment as ORSEnvironment  # pyright: ignore[reportMissingImports, reportAttributeAccessIssue]
 
     if not (inspect.isclass(ors_cls) and issubclass(ors_cls, ORSEnvironment)):
         raise TypeError(f"not an ors.Environment subclass: {ors_cls!r}")

@@ -73,6 +73,14 @@ def check_episode(ctx: Context) -> str | None:
     """reset → tools/list → the probe's steps → state: every reply has the wire envelope."""
     spec = ctx.specs()[0]
     traj = replay(ctx, spec)
+    if traj.error and _non_finite(traj.error):
+        # strict JSON: the server refuses to send NaN/Infinity, so such a reward or observation
+        # value never reaches a client — it shows here, as an unanswerable step
+        raise Fail(
+            f"episode {spec.id}: a step's reward or observation is NaN or Infinity; the server "
+            "refuses to send it (strict JSON)",
+            "return a finite float from reward() and finite numbers in observations",
+        )
     if traj.error:
         raise Fail(f"episode {spec.id}: {traj.error}", "make reset/step answer observation frames")
     for i, f in enumerate([traj.reset_frame, *traj.frames]):
@@ -92,6 +100,12 @@ def check_reward_range(ctx: Context) -> str | None:
     trajs = list(ctx.cache.get("runtime_trajs", []))
     trajs += [replay(ctx, s) for s in ctx.specs()[1:4]]
     for t in trajs:
+        if t.error and _non_finite(t.error):
+            raise Fail(
+                f"{t.spec_id}: the server refused to send a step whose reward or observation "
+                "is NaN or Infinity (strict JSON)",
+                "return a finite float from reward() and finite numbers in observations",
+            )
         for i, r in enumerate(t.rewards):
             where = f"{t.spec_id} step {i + 1}"
             if isinstance(r, bool) or not isinstance(r, int | float):
@@ -104,6 +118,11 @@ def check_reward_range(ctx: Context) -> str | None:
                     "fix the rubric or the declared reward range",
                 )
     return f"{sum(len(t.rewards) for t in trajs)} rewards"
+
+
+def _non_finite(error: object) -> bool:
+    """The server's strict-JSON refusal of a reply holding NaN or Infinity."""
+    return "Out of range float values are not JSON compliant" in str(error)
 
 
 def _tool_results(traj: Any, tools: dict[str, dict[str, Any]]) -> list[str]:

@@ -78,8 +78,11 @@ async def test_orphans_that_left_the_group_are_found_by_their_marker(leaks: Leak
         line = await asyncio.wait_for(proc.readline(), 20.0)
         assert line is not None
         orphan = int(line)
-        assert _alive(orphan) and orphan in marked(proc.tag)
+        # the printed pid may still be between fork and exec: wait until /proc shows its marker
         deadline = time.monotonic() + 20.0
+        while not (_alive(orphan) and orphan in marked(proc.tag)):
+            assert time.monotonic() < deadline, "the grandchild never showed its marker"
+            await asyncio.sleep(0.05)
         while orphan in descendants(proc.pid):  # until the middle process has exited
             assert time.monotonic() < deadline, "the middle process did not exit"
             await asyncio.sleep(0.05)

@@ -64,7 +64,8 @@ DEFECTS: dict[str, tuple[Path | Manifest, str]] = {
     "seed ignored": (manifest("SeedIgnored"), "check_seed_control"),
     "state carried across episodes": (manifest("StateCarried"), "check_isolation"),
     "reward is a bool": (manifest("RewardBool"), "check_reward_range"),
-    "reward is NaN": (manifest("RewardNaN"), "check_reward_range"),
+    # strict JSON (issue 9): a NaN reward cannot leave the server, so the episode check fails
+    "reward is NaN": (manifest("RewardNaN"), "check_episode"),
     "reserved tool name": (
         manifest("ReservedTool", tools=[{"name": "list_tools"}]),
         "check_reserved_names",
