@@ -31,7 +31,8 @@ from openenv.core.env_server.types import (
     State,
 )
 
-MCPGYM_URL, NAME, DATA = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+# the task data comes on stdin: with two suite versions it outgrows one argv string
+MCPGYM_URL, NAME, DATA = sys.argv[1], sys.argv[2], json.loads(sys.stdin.read())
 SPLITS: list[dict[str, Any]] = DATA["splits"]
 TASKS: dict[str, list[dict[str, Any]]] = DATA["tasks"]
 

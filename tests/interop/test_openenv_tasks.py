@@ -9,9 +9,7 @@ alone: structured errors, never a 5xx.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import venv
 from pathlib import Path
 from typing import Any
 
@@ -25,26 +23,7 @@ from mcpgym.servers import create_app
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(900)]
 
 ROOT = Path(__file__).resolve().parents[2]
-VENV = Path(os.environ.get("MCPGYM_OPENENV_VENV", ROOT / ".tools" / "openenv-venv"))
 DRIVER = Path(__file__).with_name("openenv_tasks_driver.py")
-
-
-@pytest.fixture(scope="module")
-def openenv_python() -> Path:
-    """The openenv 0.10.0 venv (the same one tests/interop/test_openenv.py builds and keeps)."""
-    python = VENV / "bin" / "python"
-    probe = [
-        str(python),
-        "-c",
-        "import importlib.metadata as m; assert m.version('openenv') == '0.10.0'",
-    ]
-    if python.exists() and subprocess.run(probe, capture_output=True).returncode == 0:
-        return python
-    venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
-    pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-    subprocess.run([*pip, "openenv==0.10.0"], check=True)
-    subprocess.run(probe, check=True)
-    return python
 
 
 def _task_data() -> dict[str, Any]:
@@ -61,7 +40,8 @@ def test_same_answers_as_openenvs_own_server(openenv_python: Path) -> None:
     assert sum(len(t) for t in data["tasks"].values()) > 0
     with run_server(create_app(CalendarEnv)) as running:
         proc = subprocess.run(
-            [str(openenv_python), str(DRIVER), running.url, "CalendarEnv", json.dumps(data)],
+            [str(openenv_python), str(DRIVER), running.url, "CalendarEnv"],
+            input=json.dumps(data),
             capture_output=True,
             text=True,
             timeout=600,
