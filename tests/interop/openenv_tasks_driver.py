@@ -5,7 +5,7 @@ Serves the given tasks through OpenEnv's own HTTP server (`create_fastapi_app` o
 OpenEnv's own request models, to it and to the mcpgym server. Prints one JSON line per request:
 `{"request", "openenv": [status, body], "mcpgym": [status, body]}`.
 
-    python openenv_tasks_driver.py MCPGYM_URL ENV_NAME '{"splits": [...], "tasks": {...}}'
+    python openenv_tasks_driver.py MCPGYM_URL ENV_NAME < tasks.json  # {"splits", "tasks"}
 """
 
 from __future__ import annotations
