@@ -12,7 +12,8 @@ a provider from a kind name (`process`, `ray`, `kubernetes`, `swarm`, `docker`),
 `mcpgym eval --pool KIND:N` does.
 """
 
-from mcpgym.pool._pool import EnvPool, InfrastructureError, PoolMember, PoolSession
+from mcpgym.pool._members import InfrastructureError, PoolMember, PoolSession
+from mcpgym.pool._pool import EnvPool
 from mcpgym.pool._sync import SyncEnvPool
 from mcpgym.pool.kinds import PROVIDER_KINDS, make_provider, parse_pool_spec
 

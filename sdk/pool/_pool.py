@@ -16,7 +16,6 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncGenerator
-from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Self
 
@@ -24,79 +23,12 @@ import httpx
 
 from mcpgym.client import EnvClient
 from mcpgym.errors import ClientError, RemoteError
-from mcpgym.providers.base import Provider, ProviderError, ServerHandle
+from mcpgym.pool._members import InfrastructureError, PoolMember, PoolSession, _Stats
+from mcpgym.providers.base import Provider, ServerHandle
 
-__all__ = ["EnvPool", "InfrastructureError", "PoolMember", "PoolSession"]
+__all__ = ["EnvPool"]
 
 log = logging.getLogger("mcpgym.pool")
-
-
-class InfrastructureError(ProviderError):
-    """A pool server died (or no server was available) under a session: not the agent's fault.
-
-    `member` is the server that failed (`None` when none could be had).
-    """
-
-    def __init__(self, message: str, member: PoolMember | None = None) -> None:
-        super().__init__(message)
-        self.member = member
-
-
-@dataclass(eq=False)
-class PoolMember:
-    """One server of the pool, in slot `slot`; `generation` counts replacements of that slot."""
-
-    slot: int
-    handle: ServerHandle
-    generation: int = 0
-    active: int = 0
-    """Sessions open on it now."""
-    served: int = 0
-    """Sessions ever placed on it."""
-    failed_probes: int = 0
-    healthy: bool = True
-
-    @property
-    def url(self) -> str:
-        """The server's base URL."""
-        return self.handle.base_url
-
-
-@dataclass
-class _Stats:
-    infra_errors: int = 0
-    replacements: int = 0
-    replacement_failures: int = 0
-    retired: list[PoolMember] = field(default_factory=list[PoolMember])
-
-
-class PoolSession:
-    """One session placed by the pool: `client` (connected) on `member`. Close it exactly once.
-
-    `await session.failed(exc)` turns a client failure into an `InfrastructureError` when the
-    server is dead (and retires it), else returns `exc` unchanged — raise what it returns.
-    """
-
-    def __init__(self, pool: EnvPool, member: PoolMember, client: EnvClient[Any, Any, Any]) -> None:
-        self.pool = pool
-        self.member = member
-        self.client = client
-        self._closed = False
-
-    async def failed(self, exc: BaseException) -> BaseException:
-        """Classify `exc` raised by this session's client (see the class docstring)."""
-        return await self.pool.classify(self.member, exc)
-
-    async def close(self) -> None:
-        """Close the client and free the slot on the server. Idempotent; never raises."""
-        if self._closed:
-            return
-        self._closed = True
-        try:
-            with contextlib.suppress(Exception):
-                await self.client.close()
-        finally:
-            self.pool.release(self.member)
 
 
 class EnvPool:

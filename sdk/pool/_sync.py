@@ -15,7 +15,8 @@ from typing import Any, Self, TypeVar
 
 from mcpgym.client import SyncEnvClient
 from mcpgym.errors import ClientError
-from mcpgym.pool._pool import EnvPool, InfrastructureError, PoolMember
+from mcpgym.pool._members import InfrastructureError, PoolMember
+from mcpgym.pool._pool import EnvPool
 from mcpgym.providers.base import Provider
 
 __all__ = ["SyncEnvPool"]
