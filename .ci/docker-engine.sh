@@ -21,20 +21,11 @@ answering() {
     DOCKER_HOST="$host" timeout 5 docker version --format '{{.Server.Version}}' >/dev/null 2>&1
 }
 
-if [ "${1:-}" = "--check" ]; then  # exit 0 when the engine answers (nothing is started)
-    answering
-    exit
-fi
-
-if [ "${1:-}" = "--stop" ]; then
-    if [ -f "$pidfile" ]; then
-        pid="$(cat "$pidfile")"
-        kill "$pid" 2>/dev/null || true
-        for _ in $(seq 1 200); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
-        rm -f "$pidfile"
-    fi
-    exit 0
-fi
+name=docker-engine
+log="$dir/dockerd.log"
+# shellcheck source=lib-engine.sh
+. "$(dirname "$0")/lib-engine.sh"
+engine_flags "$@"
 
 if ! answering; then
     if ! command -v dockerd >/dev/null 2>&1; then
@@ -51,14 +42,6 @@ if ! answering; then
     DOCKER_SERVICE_PREFER_OFFLINE_IMAGE=1 setsid dockerd \
         --data-root "$dir/data" --exec-root "$dir/exec" --pidfile "$pidfile" \
         -H "$host" >"$dir/dockerd.log" 2>&1 </dev/null &
-    for _ in $(seq 1 600); do
-        answering && break
-        sleep 0.1
-    done
-    if ! answering; then
-        echo "docker-engine: dockerd did not answer within 60 s; log:" >&2
-        tail -n 30 "$dir/dockerd.log" >&2
-        exit 1
-    fi
+    engine_wait
 fi
 echo "export DOCKER_HOST=$host"

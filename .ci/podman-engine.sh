@@ -21,20 +21,11 @@ answering() {
     [ -S "$sock" ] && curl -sf --max-time 5 --unix-socket "$sock" http://d/_ping >/dev/null 2>&1
 }
 
-if [ "${1:-}" = "--check" ]; then  # exit 0 when the engine answers (nothing is started)
-    answering
-    exit
-fi
-
-if [ "${1:-}" = "--stop" ]; then
-    if [ -f "$pidfile" ]; then
-        pid="$(cat "$pidfile")"
-        kill "$pid" 2>/dev/null || true
-        for _ in $(seq 1 200); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
-        rm -f "$pidfile"
-    fi
-    exit 0
-fi
+name=podman-engine
+log="$dir/service.log"
+# shellcheck source=lib-engine.sh
+. "$(dirname "$0")/lib-engine.sh"
+engine_flags "$@"
 
 if ! answering; then
     if ! command -v podman >/dev/null 2>&1 || ! command -v catatonit >/dev/null 2>&1 \
@@ -65,14 +56,6 @@ CONF
     CONTAINERS_CONF="$conf" CONTAINERS_REGISTRIES_CONF="$dir/registries.conf" setsid podman system service --time=0 "$host" \
         >"$dir/service.log" 2>&1 </dev/null &
     echo $! >"$pidfile"
-    for _ in $(seq 1 600); do
-        answering && break
-        sleep 0.1
-    done
-    if ! answering; then
-        echo "podman-engine: the service did not answer within 60 s; log:" >&2
-        tail -n 30 "$dir/service.log" >&2
-        exit 1
-    fi
+    engine_wait
 fi
 echo "export DOCKER_HOST=$host"
