@@ -165,8 +165,9 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
     ) -> Any:
         """Validate and run one tool; returns the JSON-able result or raises a `ToolError`.
 
-        This is the single path every transport uses (WS/HTTP `step`, `/mcp`, stdio). Calls of one
-        instance never overlap, whichever transport they come from.
+        Transports (WS/HTTP `step`, `/mcp`, stdio) reach it through `invoke_tool`, which runs
+        `call_tool_sync` instead when a class overrides both. Calls of one instance never overlap,
+        whichever transport they come from.
         """
         spec = self.get_tool(name)
         kwargs = spec.validate(arguments)

@@ -11,9 +11,10 @@ not reachable at all. `mode="simulation"` serves the simulation face instead (st
 `reset`/`step`/`state`), for task suites whose `finish` tool is simulation-only.
 
 The instance stays in this process, so the episode's bookkeeping works as in simulation: every
-MCP `tools/call` is recorded (`EnvToolCall`) and scored like a simulation step — the
-environment's rubric or `reward()` sees a `CallToolAction` and its observation, and a tool that
-calls `end_episode()` makes the record `done`.
+MCP `tools/call` is recorded (`EnvToolCall`; the instance's `invoke_tool`, which every transport
+calls, is wrapped) and scored like a simulation step — the environment's rubric or `reward()`
+sees a `CallToolAction` and its observation, and a tool that calls `end_episode()` makes the
+record `done`.
 
 For harnesses given stdio, `mcp_server("stdio")` is a command that relays stdio to this server
 (`python -m mcpgym.harness.adapters.stdio_relay`), so the instance still lives here.
@@ -135,7 +136,10 @@ class EpisodeToolServer:
         self._env = self._live = env
         try:
             observation = await env.areset(**reset_options)
-            env.call_tool = self._recording(env, env.call_tool)  # type: ignore[method-assign]
+            # Record what every transport calls (`invoke_tool`, servers/mcp_server.py), not
+            # `call_tool`: a class that runs tools its own way (Calendar Gym overrides both
+            # `call_tool` and `call_tool_sync`) never goes through `call_tool` there.
+            env.invoke_tool = self._recording(env, env.invoke_tool)  # type: ignore[method-assign]
             await self._serve(self._app(env))
         except BaseException:
             await self.stop()
@@ -187,7 +191,7 @@ class EpisodeToolServer:
             await asyncio.sleep(0.005)
 
     def _recording(
-        self, env: MCPEnvironment, call_tool: Callable[..., Awaitable[Any]]
+        self, env: MCPEnvironment, invoke_tool: Callable[..., Awaitable[Any]]
     ) -> Callable[..., Awaitable[Any]]:
         async def recorded(
             name: str, arguments: dict[str, Any] | None, timeout_s: float | None = None
@@ -198,7 +202,7 @@ class EpisodeToolServer:
             self.calls.append(record)
             started = time.monotonic()
             try:
-                result = await call_tool(name, arguments, timeout_s)
+                result = await invoke_tool(name, arguments, timeout_s)
             except ToolError as err:
                 record.error = err.to_info()
                 record.duration_s = time.monotonic() - started
