@@ -256,14 +256,18 @@ SCOPE_TABLE: dict[str, frozenset[str]] = {
     ),
     **dict.fromkeys(["calendarList_list", "calendarList_get"], _LIST_READ),
     **dict.fromkeys(
-        ["calendarList_insert", "calendarList_patch", "calendarList_update",
-         "calendarList_delete"],
+        ["calendarList_insert", "calendarList_patch", "calendarList_update", "calendarList_delete"],
         frozenset({"calendar", "calendar.calendarlist"}),
     ),
     "calendars_get": _CAL_READ,
     **dict.fromkeys(
-        ["calendars_insert", "calendars_patch", "calendars_update", "calendars_delete",
-         "calendars_clear"],
+        [
+            "calendars_insert",
+            "calendars_patch",
+            "calendars_update",
+            "calendars_delete",
+            "calendars_clear",
+        ],
         frozenset({"calendar", "calendar.calendars"}),
     ),
     **dict.fromkeys(
