@@ -220,6 +220,8 @@ def delete_event(store: Store, row: dict[str, Any]) -> None:
             hint="Nothing to do: it is already cancelled (events_list with showDeleted=true "
             "shows deleted events).",
             google_message="Resource has been deleted",
+            google_reason="deleted",
+            google_http=410,
         )
     gone = dict(row, status="cancelled", sequence=row["sequence"] + 1)
     _stamp(store, gone)

@@ -116,6 +116,7 @@ def _empty_range(
         hint=hint,
         example=example,
         google_message="The specified time range is empty.",
+        google_reason="timeRangeEmpty",
     )
 
 

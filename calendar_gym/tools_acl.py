@@ -27,6 +27,16 @@ RuleId = Annotated[
 ]
 
 
+def _own_acl(mine: bool) -> dict[str, Any]:
+    """Google's answer when the acting owner tries to change their own rule."""
+    if not mine:
+        return {}
+    return {
+        "google_reason": "cannotChangeOwnAcl",
+        "google_message": "Cannot change your own access level.",
+    }
+
+
 class AclTools(CalendarContext):
     """Tool mixin: access control lists."""
 
@@ -86,6 +96,7 @@ class AclTools(CalendarContext):
                 expected="a rule other than the owner's own",
                 got=rule_id,
                 hint="Calendars always keep their owner; change other rules instead.",
+                **_own_acl(owner == self.user),
             )
 
     @tool(annotations={"readOnlyHint": True})

@@ -55,6 +55,7 @@ class EventReadTools(CalendarContext):
                 got=time_max,
                 hint="Swap them, or widen the window.",
                 google_message="The specified time range is empty.",
+                google_reason="timeRangeEmpty",
             )
         return Window(lo, hi)
 
