@@ -25,8 +25,9 @@ OURS_ONLY = {"directory_search", "finish"}  # not API methods (documented tools 
 
 DELIBERATE: dict[str, str] = {
     # arguments we do not take (each is rejected as UNKNOWN_FIELD, never silently ignored)
-    "unsupported": "conference data, attachments, labels, sync tokens, watch channels and the "
-    "typed-event property blocks are out of scope (docs: Known limits)",
+    "unsupported": "conference data, attachments, labels, sync tokens, watch channels, "
+    "events_import and the listed query parameters are out of scope (docs: Fidelity, Known "
+    "limits)",
     # arguments we take that Google does not
     "calendarList_insert.summaryOverride/colorId/hidden/...": "CalendarListEntry fields are "
     "body fields in Google too (the body is the entry); same names",
@@ -42,17 +43,11 @@ DELIBERATE: dict[str, str] = {
 UNSUPPORTED = {
     "conferenceDataVersion", "supportsAttachments", "maxAttendees", "eventLabelVersion",
     "syncToken", "alwaysIncludeEmail", "privateExtendedProperty", "sharedExtendedProperty",
-    "showHiddenInvitations", "colorRgbFormat", "attachments", "conferenceData",
-    "extendedProperties", "gadget", "source", "focusTimeProperties", "outOfOfficeProperties",
-    "workingLocationProperties", "birthdayProperties", "eventLabelId", "reminders",
-    "anyoneCanAddSelf", "guestsCanInviteOthers", "guestsCanModify", "guestsCanSeeOtherGuests",
-    "privateCopy", "locked", "endTimeUnspecified", "attendeesOmitted", "hangoutLink",
-    "htmlLink", "organizer", "creator", "created", "updated", "etag", "kind", "sequence",
-    "conferenceProperties", "autoAcceptInvitations", "dataOwner", "notificationSettings",
-    "defaultReminders", "backgroundColor", "foregroundColor", "selected", "primary",
-    "deleted", "accessRole", "recurringEventId", "originalStartTime", "showOwnOrganizationOnly",
+    "showHiddenInvitations", "colorRgbFormat", "showOwnOrganizationOnly",
 }  # fmt: skip
-"""Discovery parameters and body fields the calendar does not implement (see DELIBERATE)."""
+"""v3 query parameters the calendar does not take (see DELIBERATE); every other one must be an
+argument of its tool. Unsupported body fields need no list: an argument that is not a v3 field
+fails the tests, and v3 fields we do not take are rejected as UNKNOWN_FIELD."""
 TYPE_OF = {"string": "string", "integer": "integer", "boolean": "boolean", "array": "array",
            "object": "object", "number": "number", "any": None}  # fmt: skip
 
