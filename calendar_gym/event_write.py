@@ -153,10 +153,22 @@ def insert_event(
             got=eid,
             hint="Leave id out to get a fresh one, or change the existing event with events_patch.",
         )
+    uid = body.get("iCalUID")  # events_import: the event's identity in other calendars
+    if uid and store.one(
+        "SELECT 1 FROM events WHERE calendar_id = ? AND ical_uid = ?", (calendar_id, uid)
+    ):
+        raise ApiError(
+            "CONFLICT",
+            f"An event with iCalUID {uid!r} is already on this calendar.",
+            field="iCalUID",
+            expected="an iCalUID not yet imported into this calendar",
+            got=uid,
+            hint="Find it with events_list(iCalUID=...) and change it with events_patch.",
+        )
     row: dict[str, Any] = {
         "calendar_id": calendar_id,
         "id": eid,
-        "ical_uid": f"{eid}@google.com",
+        "ical_uid": uid or f"{eid}@google.com",
         "recurring_event_id": None,
         "original_start": None,
         "creator": user,

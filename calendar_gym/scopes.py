@@ -65,6 +65,7 @@ TOOL_SCOPES: dict[str, tuple[str, ...]] = {
     "events_get": _READ_EVENTS,
     "events_instances": _READ_EVENTS,
     "events_insert": _WRITE_EVENTS,
+    "events_import": _WRITE_EVENTS,
     "events_patch": _WRITE_EVENTS,
     "events_update": _WRITE_EVENTS,
     "events_delete": _WRITE_EVENTS,

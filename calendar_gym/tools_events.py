@@ -1,5 +1,5 @@
-"""The writing `events_*` tools (Calendar API v3 `Events`): insert, patch, update, delete, move
-(reading is in `tools_events_read`).
+"""The writing `events_*` tools (Calendar API v3 `Events`): insert, import, patch, update,
+delete, move (reading is in `tools_events_read`).
 
 Writing needs writer; moving needs writer on both calendars. `eventType` is accepted on insert
 (and on patch/update only unchanged: a type is fixed at creation), with the property block of
@@ -137,6 +137,59 @@ class EventTools(EventReadTools):
             focusTimeProperties=focusTimeProperties, outOfOfficeProperties=outOfOfficeProperties,
             workingLocationProperties=workingLocationProperties,
             birthdayProperties=birthdayProperties,
+        )  # fmt: skip
+        row = insert_event(
+            self.store, self.user, access.id, access.time_zone, body, self._rules(access)
+        )
+        return self._render(row, access)
+
+    @tool
+    def events_import(
+        self,
+        calendarId: CalendarId,
+        iCalUID: Annotated[
+            str, Field(min_length=1, description="The event's RFC 5545 UID (required).")
+        ],
+        start: Start,
+        end: End,
+        summary: Summary = None,
+        description: Description = None,
+        location: Location = None,
+        attendees: Attendees = None,
+        recurrence: Recurrence = None,
+        visibility: Visibility = None,
+        transparency: Transparency = None,
+        colorId: EventColor = None,
+        reminders: Reminders | None = None,
+        status: Status = None,
+        extendedProperties: ExtendedProperties | None = None,
+        guestsCanModify: bool | None = None,
+        guestsCanInviteOthers: bool | None = None,
+        guestsCanSeeOtherGuests: bool | None = None,
+        eventType: Annotated[
+            EventTypeName | None, Field(description="Only 'default' events can be imported.")
+        ] = None,
+    ) -> dict[str, Any]:
+        """Add a private copy of an existing event, identified by its iCalUID, to a calendar
+        (needs writer). Only default events can be imported."""
+        access = self.access(calendarId, "writer", "add events")
+        if eventType not in (None, "default"):
+            raise ApiError(
+                "INVALID_VALUE",
+                f"Only events of type 'default' can be imported, not {eventType!r}.",
+                field="eventType",
+                expected="default",
+                got=eventType,
+                hint="Leave eventType out, or create a typed event with events_insert.",
+                example={"eventType": "default"},
+            )
+        body = _body(
+            iCalUID=iCalUID, start=start, end=end, summary=summary, description=description,
+            location=location, attendees=attendees, recurrence=recurrence,
+            visibility=visibility, transparency=transparency, colorId=colorId,
+            reminders=reminders, status=status, extendedProperties=extendedProperties,
+            guestsCanModify=guestsCanModify, guestsCanInviteOthers=guestsCanInviteOthers,
+            guestsCanSeeOtherGuests=guestsCanSeeOtherGuests,
         )  # fmt: skip
         row = insert_event(
             self.store, self.user, access.id, access.time_zone, body, self._rules(access)

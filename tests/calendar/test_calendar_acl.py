@@ -90,6 +90,7 @@ OPERATIONS: dict[str, tuple[str, Callable[[Caller], dict[str, Any] | None]]] = {
     "events_list": ("reader", _call("events_list", calendarId=MATRIX)),
     "events_get": ("reader", _call("events_get", calendarId=MATRIX, eventId=EVENT)),
     "events_insert": ("writer", _call("events_insert", calendarId=MATRIX, **NEW)),
+    "events_import": ("writer", _call("events_import", calendarId=MATRIX, iCalUID="x@ext", **NEW)),
     "events_patch": (
         "writer", _call("events_patch", calendarId=MATRIX, eventId=EVENT, summary="x"),
     ),
@@ -251,7 +252,14 @@ _CAL_READ = frozenset(
 SCOPE_TABLE: dict[str, frozenset[str]] = {
     **dict.fromkeys(["events_list", "events_get", "events_instances"], _READ_EVENTS),
     **dict.fromkeys(
-        ["events_insert", "events_patch", "events_update", "events_delete", "events_move"],
+        [
+            "events_insert",
+            "events_import",
+            "events_patch",
+            "events_update",
+            "events_delete",
+            "events_move",
+        ],
         frozenset({"calendar", "calendar.events"}),
     ),
     **dict.fromkeys(["calendarList_list", "calendarList_get"], _LIST_READ),

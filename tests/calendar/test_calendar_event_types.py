@@ -242,3 +242,40 @@ def test_an_unknown_suite_version_is_refused() -> None:
 
     with pytest.raises(InvalidRequest, match="unknown suite version"):
         CalendarEnv().reset(suite="9")
+
+
+class TestImport:
+    """events_import: a private copy of an event by its iCalUID; only default events."""
+
+    def test_imports_a_copy_by_ical_uid(self, call: Caller) -> None:
+        made = call.ok("events_import", calendarId="primary", iCalUID="abc123@external.test",
+                       summary="Imported", **TIMED)  # fmt: skip
+        assert (made["iCalUID"], made["eventType"]) == ("abc123@external.test", "default")
+        found = call.ok("events_list", calendarId="primary", iCalUID="abc123@external.test")
+        assert [e["id"] for e in found["items"]] == [made["id"]]
+        again = call.fail("events_import", calendarId="primary", iCalUID="abc123@external.test",
+                          **TIMED)  # fmt: skip
+        assert (again["code"], again["field"]) == ("CONFLICT", "iCalUID")
+
+    @pytest.mark.parametrize("kind", ["focusTime", "outOfOffice", "workingLocation", "birthday"])
+    def test_only_default_events_can_be_imported(self, call: Caller, kind: str) -> None:
+        error = call.fail("events_import", calendarId="primary", iCalUID="t@x.test",
+                          eventType=kind, **TIMED)  # fmt: skip
+        assert (error["code"], error["field"], error["expected"]) == (
+            "INVALID_VALUE", "eventType", "default",
+        )  # fmt: skip
+        typed = call.fail("events_import", calendarId="primary", iCalUID="t@x.test",
+                          focusTimeProperties={}, **TIMED)  # fmt: skip
+        assert typed["field"] == "focusTimeProperties"  # not an argument of import
+
+    def test_needs_ical_uid_writer_and_a_zone_for_a_series(self, session: Any) -> None:
+        _, call = session()
+        missing = call.fail("events_import", calendarId="primary", **TIMED)
+        assert (missing["code"], missing["field"]) == ("MISSING_REQUIRED_FIELD", "iCalUID")
+        series = call.fail("events_import", calendarId="primary", iCalUID="s@x.test",
+                           recurrence=WEEKLY, **TIMED)  # fmt: skip
+        assert series["field"] == "start.timeZone"
+        _, bob = session(user="bob@acme.test")  # a reader of Marketing
+        denied = bob.fail("events_import", calendarId=CALENDAR_IDS["marketing"],
+                          iCalUID="b@x.test", **TIMED)  # fmt: skip
+        assert (denied["code"], denied["required_role"]) == ("PERMISSION_DENIED", "writer")
