@@ -90,7 +90,13 @@ PUBLISHED_SPLIT: dict[str, float] = {
 }
 """The split of failed tool calls published for the Calendar Gym (`PUBLISHED_SOURCE`)."""
 
-_EQUIVALENT = {"events_patch": "events_update", "events_update": "events_patch"}
+_PATCH_PUT = ("events", "calendars", "calendarList", "acl")
+_EQUIVALENT = {
+    **{f"{r}_patch": f"{r}_update" for r in _PATCH_PUT},
+    **{f"{r}_update": f"{r}_patch" for r in _PATCH_PUT},
+}
+"""A step done with the PATCH or the PUT method of the same resource aligns either way (the
+grader judges the resulting state, e.g. a PUT that clears a field another assertion needs)."""
 _IDENTITY = ("calendarId", "eventId", "ruleId", "id", "items", "setting", "destination")
 _UNMATCHED = ("sendUpdates", "sendNotifications")
 _OTHER_CODES = {"INTERNAL", "TIMEOUT"}

@@ -15,6 +15,7 @@ from calendar_gym.acl import Access, require
 from calendar_gym.errors import ApiError
 from calendar_gym.eventdata import make_etag
 from calendar_gym.store import Store
+from calendar_gym.tasks.loader import LATEST
 from calendar_gym.timeutil import parse_rfc3339
 
 __all__ = ["CalendarContext"]
@@ -29,11 +30,14 @@ class CalendarContext:
         store: the session's private database.
         user: the acting user's email.
         scopes: the granted OAuth scopes (full URLs).
+        suite_version: the task suite whose rules apply (reset option `suite`; version-gated
+            rules are in `calendar_gym.event_rules.VERSION_RULES`).
     """
 
     store: Store
     user: str
     scopes: tuple[str, ...]
+    suite_version: str = LATEST
 
     def access(
         self,

@@ -27,6 +27,7 @@ from typing import Any, Literal
 from mcpgym.errors import InvalidToolArguments, ToolError, ToolExecutionError, ToolNotFound
 
 __all__ = [
+    "CALENDAR_REASONS",
     "CODES",
     "ERROR_MODES",
     "ApiError",
@@ -63,7 +64,12 @@ CODES: dict[str, CodeInfo] = {
     "INVALID_FORMAT": CodeInfo("validation", 400, True, "invalid", "INVALID_ARGUMENT"),
     "INVALID_VALUE": CodeInfo("validation", 400, True, "invalid", "INVALID_ARGUMENT"),
     "NOT_FOUND": CodeInfo("not_found", 404, True, "notFound", "NOT_FOUND"),
-    "PERMISSION_DENIED": CodeInfo("permission", 403, False, "forbidden", "PERMISSION_DENIED"),
+    # requiredAccessLevel: what Google's calendar answers a too-low role with (seen in public
+    # error reports, e.g. "403: requiredAccessLevel - You need to have owner access to this
+    # calendar."; not on the errors guide).
+    "PERMISSION_DENIED": CodeInfo(
+        "permission", 403, False, "requiredAccessLevel", "PERMISSION_DENIED"
+    ),
     "INSUFFICIENT_SCOPE": CodeInfo(
         "authorization", 403, False, "insufficientPermissions", "PERMISSION_DENIED"
     ),
@@ -76,6 +82,8 @@ CODES: dict[str, CodeInfo] = {
 }
 
 _UNSET: Any = object()
+CALENDAR_REASONS = frozenset({"timeRangeEmpty", "requiredAccessLevel", "cannotChangeOwnAcl"})
+"""Reasons Google reports in its `calendar` error domain (the others are `global`)."""
 
 
 class ApiError(Exception):
@@ -90,6 +98,8 @@ class ApiError(Exception):
         hint: how to fix the call, concretely.
         example: a corrected argument fragment.
         google_message: the terse text Google's API would show (for `error_mode="google"`).
+        google_reason: Google's reason when it is more specific than the code's (e.g.
+            `timeRangeEmpty`), and `google_http` its HTTP status when it differs (410 `deleted`).
         **extra: further structured detail (`required_role`, `suggestion`, ...).
     """
 
@@ -104,6 +114,8 @@ class ApiError(Exception):
         hint: str | None = None,
         example: Any = None,
         google_message: str | None = None,
+        google_reason: str | None = None,
+        google_http: int | None = None,
         errors: list[ApiError] | None = None,
         **extra: Any,
     ) -> None:
@@ -118,6 +130,8 @@ class ApiError(Exception):
         self.hint = hint
         self.example = example
         self.google_message = google_message
+        self.google_reason = google_reason
+        self.google_http = google_http
         self.errors = errors or []
         self.extra = extra
 
@@ -144,6 +158,8 @@ class ApiError(Exception):
             hint=first.hint,
             example=first.example,
             google_message=first.google_message,
+            google_reason=first.google_reason,
+            google_http=first.google_http,
             errors=list(problems),
             **first.extra,
         )
@@ -196,9 +212,10 @@ class ApiError(Exception):
         info = self.info
         items = []
         for p in self.errors or [self]:
+            reason = p.google_reason or p.info.google_reason
             entry: dict[str, Any] = {
-                "domain": "global",
-                "reason": p.info.google_reason,
+                "domain": "calendar" if reason in CALENDAR_REASONS else "global",
+                "reason": reason,
                 "message": p.google_text(),
             }
             if p.field and p.info.category == "validation":
@@ -207,7 +224,7 @@ class ApiError(Exception):
             items.append(entry)
         return {
             "error": {
-                "code": info.http_status,
+                "code": self.google_http or info.http_status,
                 "message": self.google_text(),
                 "errors": items,
                 "status": info.google_status,

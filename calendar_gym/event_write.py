@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from calendar_gym.errors import ApiError
+from calendar_gym.event_rules import PROPERTY_BLOCKS, WriteRules, check_write
 from calendar_gym.eventdata import make_etag, times_from_body
 from calendar_gym.store import Store
 from calendar_gym.timeutil import format_in_zone, parse_utc_text
@@ -23,7 +24,8 @@ EVENT_COLUMNS = (
     "calendar_id", "id", "ical_uid", "status", "summary", "description", "location", "color_id",
     "visibility", "transparency", "all_day", "start", "end_", "start_tz", "end_tz", "recurrence",
     "recurring_event_id", "original_start", "creator", "organizer", "attendees", "reminders",
-    "extended", "guest_options", "created", "updated", "sequence", "etag",
+    "extended", "guest_options", "created", "updated", "sequence", "etag", "event_type",
+    "type_properties",
 )  # fmt: skip
 _SIMPLE = {
     "summary": "summary",
@@ -48,6 +50,7 @@ _DEFAULTS: dict[str, Any] = {
     "reminders": None,
     "extended": None,
     "guest_options": None,
+    "type_properties": None,  # the type itself is kept: it cannot change
 }
 
 
@@ -113,6 +116,15 @@ def _apply(
         row["reminders"] = json.dumps(body["reminders"])
     if "extendedProperties" in body:
         row["extended"] = json.dumps(body["extendedProperties"], sort_keys=True)
+    if "eventType" in body:
+        row["event_type"] = body["eventType"]
+    blocks = json.loads(row["type_properties"]) if row["type_properties"] else {}
+    for field in PROPERTY_BLOCKS.values():
+        if field in body:
+            blocks[field] = body[field]
+    if row["event_type"] == "birthday":
+        blocks.setdefault("birthdayProperties", {"type": "birthday"})
+    row["type_properties"] = json.dumps(blocks, sort_keys=True) if blocks else None
     options = json.loads(row["guest_options"]) if row["guest_options"] else {}
     for key in _GUEST_OPTIONS:
         if key in body:
@@ -121,9 +133,14 @@ def _apply(
 
 
 def insert_event(
-    store: Store, user: str, calendar_id: str, cal_tz: str, body: Mapping[str, Any]
+    store: Store,
+    user: str,
+    calendar_id: str,
+    cal_tz: str,
+    body: Mapping[str, Any],
+    rules: WriteRules,
 ) -> dict[str, Any]:
-    """Create an event from an API body; returns the stored row."""
+    """Create an event from an API body (checked against `rules`); returns the stored row."""
     eid = body.get("id") or store.new_event_id()
     if body.get("id") and store.one(
         "SELECT 1 FROM events WHERE calendar_id = ? AND id = ?", (calendar_id, eid)
@@ -136,10 +153,22 @@ def insert_event(
             got=eid,
             hint="Leave id out to get a fresh one, or change the existing event with events_patch.",
         )
+    uid = body.get("iCalUID")  # events_import: the event's identity in other calendars
+    if uid and store.one(
+        "SELECT 1 FROM events WHERE calendar_id = ? AND ical_uid = ?", (calendar_id, uid)
+    ):
+        raise ApiError(
+            "CONFLICT",
+            f"An event with iCalUID {uid!r} is already on this calendar.",
+            field="iCalUID",
+            expected="an iCalUID not yet imported into this calendar",
+            got=uid,
+            hint="Find it with events_list(iCalUID=...) and change it with events_patch.",
+        )
     row: dict[str, Any] = {
         "calendar_id": calendar_id,
         "id": eid,
-        "ical_uid": f"{eid}@google.com",
+        "ical_uid": uid or f"{eid}@google.com",
         "recurring_event_id": None,
         "original_start": None,
         "creator": user,
@@ -148,9 +177,11 @@ def insert_event(
         "all_day": 0,
         "start_tz": None,
         "end_tz": None,
+        "event_type": "default",
         **_DEFAULTS,
     }
     _apply(store, row, body, cal_tz, replace=False)
+    check_write(None, row, body, rules, cal_tz)
     _stamp(store, row)
     row["created"] = row["updated"]
     _save(store, row)
@@ -158,9 +189,16 @@ def insert_event(
 
 
 def write_event(
-    store: Store, row: dict[str, Any], cal_tz: str, body: Mapping[str, Any], *, replace: bool
+    store: Store,
+    row: dict[str, Any],
+    cal_tz: str,
+    body: Mapping[str, Any],
+    rules: WriteRules,
+    *,
+    replace: bool,
 ) -> dict[str, Any]:
-    """Patch (`replace=False`) or update an event; for an instance, store it as an exception."""
+    """Patch (`replace=False`) or update an event, checked against `rules`; for an instance,
+    store it as an exception."""
     if row["recurring_event_id"] and "recurrence" in body and body["recurrence"]:
         raise ApiError(
             "FORBIDDEN_OPERATION",
@@ -175,6 +213,7 @@ def write_event(
     _apply(store, updated, body, cal_tz, replace=replace)
     if replace and row["recurring_event_id"]:
         updated["recurrence"] = None
+    check_write(row, updated, body, rules, cal_tz)
     updated["sequence"] = row["sequence"] + 1
     _stamp(store, updated)
     _save(store, updated)
@@ -193,6 +232,8 @@ def delete_event(store: Store, row: dict[str, Any]) -> None:
             hint="Nothing to do: it is already cancelled (events_list with showDeleted=true "
             "shows deleted events).",
             google_message="Resource has been deleted",
+            google_reason="deleted",
+            google_http=410,
         )
     gone = dict(row, status="cancelled", sequence=row["sequence"] + 1)
     _stamp(store, gone)

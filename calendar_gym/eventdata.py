@@ -116,6 +116,7 @@ def _empty_range(
         hint=hint,
         example=example,
         google_message="The specified time range is empty.",
+        google_reason="timeRangeEmpty",
     )
 
 
@@ -228,6 +229,9 @@ def render_event(
         out["extendedProperties"] = json.loads(row["extended"])
     if row["guest_options"]:
         out.update(json.loads(row["guest_options"]))
+    out["eventType"] = row["event_type"]
+    if row["type_properties"]:
+        out.update(json.loads(row["type_properties"]))
     return {k: v for k, v in out.items() if v is not None}
 
 

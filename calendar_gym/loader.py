@@ -204,7 +204,11 @@ class _Loader:
         organizer = row.get("organizer") or (cal[1] if cal[2] else cid)
         attendees = [self._attendee(a, organizer) for a in row.get("attendees") or []]
         self.x(
-            "INSERT OR REPLACE INTO events VALUES "
+            "INSERT OR REPLACE INTO events (calendar_id, id, ical_uid, status, summary, "
+            "description, location, color_id, visibility, transparency, all_day, start, end_, "
+            "start_tz, end_tz, recurrence, recurring_event_id, original_start, creator, "
+            "organizer, attendees, reminders, extended, guest_options, created, updated, "
+            "sequence, etag) VALUES "
             "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 cid, eid, f"{master or eid}@google.com", row.get("status", "confirmed"),

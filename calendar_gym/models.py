@@ -21,19 +21,23 @@ __all__ = [
     "AclScope",
     "Attendee",
     "Attendees",
+    "BirthdayProperties",
     "CalendarId",
     "Description",
     "End",
     "EventColor",
     "EventDateTime",
     "EventId",
+    "EventTypeName",
     "ExtendedProperties",
+    "FocusTimeProperties",
     "FreeBusyItem",
     "Location",
     "MaxResults",
     "NewId",
     "OptEnd",
     "OptStart",
+    "OutOfOfficeProperties",
     "PageToken",
     "Recurrence",
     "ReminderOverride",
@@ -47,6 +51,7 @@ __all__ = [
     "TimeZoneName",
     "Transparency",
     "Visibility",
+    "WorkingLocationProperties",
     "dump",
 ]
 
@@ -175,6 +180,60 @@ SendNotifications = Annotated[
 EventTypeName = Literal[
     "birthday", "default", "focusTime", "fromGmail", "outOfOffice", "workingLocation"
 ]
+AutoDeclineMode = Annotated[
+    Literal["declineNone", "declineAllConflictingInvitations",
+            "declineOnlyNewConflictingInvitations"] | None,
+    Field(description="Which overlapping invitations Calendar declines (recorded only)."),
+]  # fmt: skip
+
+
+class FocusTimeProperties(ApiModel):
+    """A focusTime event's data (v3 `EventFocusTimeProperties`)."""
+
+    autoDeclineMode: AutoDeclineMode = None
+    chatStatus: Literal["available", "doNotDisturb"] | None = None
+    declineMessage: str | None = None
+
+
+class OutOfOfficeProperties(ApiModel):
+    """An outOfOffice event's data (v3 `EventOutOfOfficeProperties`)."""
+
+    autoDeclineMode: AutoDeclineMode = None
+    declineMessage: str | None = None
+
+
+class OfficeLocation(ApiModel):
+    """Where in an office (every field optional)."""
+
+    buildingId: str | None = None
+    deskId: str | None = None
+    floorId: str | None = None
+    floorSectionId: str | None = None
+    label: str | None = None
+
+
+class CustomLocation(ApiModel):
+    """A custom working location."""
+
+    label: str | None = None
+
+
+class WorkingLocationProperties(ApiModel):
+    """A workingLocation event's data (v3 `EventWorkingLocationProperties`)."""
+
+    type: Literal["homeOffice", "officeLocation", "customLocation"] = Field(
+        description="Required: which of the other fields describes the location."
+    )
+    homeOffice: dict[str, Any] | None = Field(None, description="Present ({}) when at home.")
+    officeLocation: OfficeLocation | None = None
+    customLocation: CustomLocation | None = None
+
+
+class BirthdayProperties(ApiModel):
+    """A birthday event's data (v3 `EventBirthdayProperties`; only type 'birthday' can be
+    created through the API)."""
+
+    type: Literal["anniversary", "birthday", "custom", "other", "self"] | None = None
 
 
 # -- event fields shared by events_insert / patch / update ------------------------------------

@@ -1,9 +1,10 @@
 """The SQLite schema of one Calendar Gym world.
 
 Times: timed events store UTC instants as text (`2026-03-05T15:00:00Z`) plus the IANA zone they
-were given in; all-day events store `YYYY-MM-DD` dates (end exclusive). JSON columns hold lists and
-objects that are only ever read whole. Tables are listed in `TABLES` with their primary keys, which
-`Store.dump` uses to produce a canonical, byte-stable dump.
+were given in; all-day events store `YYYY-MM-DD` dates (end exclusive). An event's `event_type`
+is v3's `eventType`; `type_properties` holds its property block (`focusTimeProperties`, ...).
+JSON columns hold lists and objects that are only ever read whole. Tables are listed in `TABLES`
+with their primary keys, which `Store.dump` uses to produce a canonical, byte-stable dump.
 """
 
 from __future__ import annotations
@@ -98,6 +99,8 @@ CREATE TABLE events (
     updated TEXT NOT NULL,
     sequence INTEGER NOT NULL DEFAULT 0,
     etag TEXT NOT NULL,
+    event_type TEXT NOT NULL DEFAULT 'default',
+    type_properties TEXT,
     PRIMARY KEY (calendar_id, id)
 );
 CREATE INDEX events_master ON events(calendar_id, recurring_event_id);

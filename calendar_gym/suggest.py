@@ -230,6 +230,8 @@ def suggest_tools(name: str, available: Iterable[str], n: int = 3) -> list[str]:
                     found.append(tool)
     if verb == "insert" and any(t in ("share", "grant") for t in toks) and "acl_insert" in tools:
         found.insert(0, "acl_insert")
+    if verb is None:  # a resource without a verb: closest spelling first, not tool order
+        found.sort(key=lambda t: -difflib.SequenceMatcher(None, name.lower(), t.lower()).ratio())
     if not found:
         found = difflib.get_close_matches(name, tools, n=n, cutoff=0.55)
     return list(dict.fromkeys(found))[:n]

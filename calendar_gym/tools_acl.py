@@ -1,4 +1,5 @@
-"""The `acl_*` tools: who may see or change a calendar. All of them need the owner role.
+"""The `acl_*` tools: who may see or change a calendar. Reading the ACL needs writer, changing
+it owner.
 
 Rule ids are `user:EMAIL`, `group:EMAIL`, `domain:DOMAIN` or `default`. Sharing with a user adds
 the calendar to their calendar list, so the grant is immediately usable by them.
@@ -24,6 +25,16 @@ __all__ = ["AclTools"]
 RuleId = Annotated[
     str, Field(description="user:EMAIL, group:EMAIL, domain:DOMAIN or default (see acl_list).")
 ]
+
+
+def _own_acl(mine: bool) -> dict[str, Any]:
+    """Google's answer when the acting owner tries to change their own rule."""
+    if not mine:
+        return {}
+    return {
+        "google_reason": "cannotChangeOwnAcl",
+        "google_message": "Cannot change your own access level.",
+    }
 
 
 class AclTools(CalendarContext):
@@ -85,6 +96,7 @@ class AclTools(CalendarContext):
                 expected="a rule other than the owner's own",
                 got=rule_id,
                 hint="Calendars always keep their owner; change other rules instead.",
+                **_own_acl(owner == self.user),
             )
 
     @tool(annotations={"readOnlyHint": True})
@@ -163,6 +175,31 @@ class AclTools(CalendarContext):
             ),
         )
 
+    def _same_scope(self, row: sqlite3.Row, scope: AclScope) -> None:
+        """A rule's scope cannot change: `FORBIDDEN_OPERATION` unless `scope` is the rule's."""
+        value = (scope.value or "").strip().lower()
+        wanted = f"{scope.type}:{value}" if scope.type != "default" else "default"
+        if wanted != row["rule_id"]:
+            raise ApiError(
+                "FORBIDDEN_OPERATION",
+                f"A rule's scope cannot change ({row['rule_id']} → {wanted}).",
+                field="scope",
+                expected=self._rule(row)["scope"],
+                got=scope.model_dump(exclude_none=True),
+                hint="Insert a new rule with acl_insert and delete the old one.",
+            )
+
+    def _set_role(self, access: Access, row: sqlite3.Row, role: str) -> dict[str, Any]:
+        self._guard_owner(access, row["rule_id"], role)
+        self.store.run(
+            "UPDATE acl SET role = ?, etag = ? WHERE calendar_id = ? AND rule_id = ?",
+            (role, make_etag(access.id, row["rule_id"], role, self.store.tick()), access.id,
+             row["rule_id"]),
+        )  # fmt: skip
+        if row["scope_type"] == "user" and RANK[role] >= RANK["freeBusyReader"]:
+            self._add_to_list(row["scope_value"], access.id)
+        return self._rule(self._find_rule(access, row["rule_id"]))
+
     @tool
     def acl_patch(
         self,
@@ -176,30 +213,28 @@ class AclTools(CalendarContext):
         access = self.access(calendarId, "owner", "change its sharing")
         row = self._find_rule(access, ruleId)
         if scope is not None:
-            wanted = (
-                f"{scope.type}:{(scope.value or '').lower()}"
-                if scope.type != "default"
-                else "default"
-            )
-            if wanted != row["rule_id"]:
-                raise ApiError(
-                    "FORBIDDEN_OPERATION",
-                    f"A rule's scope cannot change ({row['rule_id']} → {wanted}).",
-                    field="scope",
-                    expected=self._rule(row)["scope"],
-                    got=scope.model_dump(exclude_none=True),
-                    hint="Insert a new rule with acl_insert and delete the old one.",
-                )
-        if role is not None:
-            self._guard_owner(access, row["rule_id"], role)
-            self.store.run(
-                "UPDATE acl SET role = ?, etag = ? WHERE calendar_id = ? AND rule_id = ?",
-                (role, make_etag(access.id, row["rule_id"], role, self.store.tick()), access.id,
-                 row["rule_id"]),
-            )  # fmt: skip
-            if row["scope_type"] == "user" and RANK[role] >= RANK["freeBusyReader"]:
-                self._add_to_list(row["scope_value"], access.id)
-        return self._rule(self._find_rule(access, row["rule_id"]))
+            self._same_scope(row, scope)
+        if role is None:
+            return self._rule(row)
+        return self._set_role(access, row, role)
+
+    @tool
+    def acl_update(
+        self,
+        calendarId: CalendarId,
+        ruleId: RuleId,
+        role: Annotated[AclRole, Field(description="The rule's role.")],
+        scope: Annotated[
+            AclScope, Field(description="The rule's scope (required in v3; cannot change).")
+        ],
+        sendNotifications: bool = True,
+    ) -> dict[str, Any]:
+        """Replace a sharing rule (needs owner): v3's PUT, with both role and scope required
+        (the scope must be the rule's own). To change only the role, use acl_patch."""
+        access = self.access(calendarId, "owner", "change its sharing")
+        row = self._find_rule(access, ruleId)
+        self._same_scope(row, scope)
+        return self._set_role(access, row, role)
 
     @tool
     def acl_delete(self, calendarId: CalendarId, ruleId: RuleId) -> dict[str, Any]:

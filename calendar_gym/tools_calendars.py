@@ -1,252 +1,31 @@
-"""The `calendarList_*` tools (each user's own list of calendars) and `calendars_*` tools (the
-calendars themselves).
+"""The `calendars_*` tools: the calendars themselves (the calendar list is in
+`tools_calendarlist`).
 
-The calendar list is per user: entries carry the user's `accessRole` (computed from the ACL),
-color, visibility and an optional `summaryOverride`. Changing a calendar's metadata, deleting or
-clearing it needs the owner role.
+Changing a calendar's metadata, deleting or clearing it needs the owner role. `calendars_patch`
+changes the fields it is given; `calendars_update` (v3's PUT) replaces the metadata: a
+description or location it is not given is cleared, and an omitted time zone becomes the one
+`calendars_insert` would give (the data owner's time zone setting).
 """
 
 from __future__ import annotations
 
-import json
 import sqlite3
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import Field
 
-from calendar_gym.acl import RANK, effective_role, resolve_calendar_id
 from calendar_gym.colors import CALENDAR_COLORS, calendar_color_for
-from calendar_gym.context import CalendarContext
 from calendar_gym.errors import ApiError
 from calendar_gym.eventdata import make_etag
-from calendar_gym.models import CalendarId, PageToken, ReminderOverride, TimeZoneName
+from calendar_gym.models import CalendarId, TimeZoneName
+from calendar_gym.tools_calendarlist import CalendarListTools
 from mcpgym import tool
 
 __all__ = ["CalendarTools"]
 
-CalendarColor = Literal[
-    "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12",
-    "13", "14", "15", "16", "17", "18", "19", "20", "21", "22", "23", "24",
-] | None  # fmt: skip
-HexColor = Annotated[str | None, Field(json_schema_extra={"x-format": "hex-color"})]
-MinRole = (
-    Literal["freeBusyReader", "reader", "writerWithoutPrivateAccess", "writer", "owner"] | None
-)
 
-
-class CalendarTools(CalendarContext):
-    """Tool mixin: the calendar list and calendars."""
-
-    def _entry(self, entry: sqlite3.Row, cal: sqlite3.Row, role: str) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "kind": "calendar#calendarListEntry",
-            "etag": entry["etag"],
-            "id": cal["id"],
-            "summary": cal["summary"],
-            "summaryOverride": entry["summary_override"],
-            "description": cal["description"] or None,
-            "location": cal["location"] or None,
-            "timeZone": cal["time_zone"],
-            "colorId": entry["color_id"],
-            "backgroundColor": entry["background_color"],
-            "foregroundColor": entry["foreground_color"],
-            "hidden": True if entry["hidden"] else None,
-            "selected": bool(entry["selected"]),
-            "accessRole": role,
-            "defaultReminders": json.loads(entry["default_reminders"]),
-            "primary": True if cal["is_primary"] and cal["owner"] == self.user else None,
-            "deleted": True if cal["deleted"] else None,
-        }
-        return self.clean(out)
-
-    def _list_row(self, calendar_id: str) -> tuple[sqlite3.Row, sqlite3.Row, str]:
-        """The user's list entry for a calendar, or the right NOT_FOUND."""
-        cid = resolve_calendar_id(self.user, calendar_id)
-        found = self.store.one(
-            "SELECT l.*, c.id AS cid FROM calendar_list l JOIN calendars c ON c.id = l.calendar_id "
-            "WHERE l.user_email = ? AND lower(c.id) = lower(?) AND c.deleted = 0",
-            (self.user, cid),
-        )
-        role = effective_role(self.store, self.user, found["cid"]) if found else "none"
-        if found is None or role == "none":
-            access = self.access(calendar_id, "freeBusyReader", "see it")  # NOT_FOUND if no role
-            raise ApiError(
-                "NOT_FOUND",
-                f"Calendar {access.id} is not in your calendar list.",
-                field="calendarId",
-                expected="a calendar id from calendarList_list",
-                got=calendar_id,
-                hint=f"You can access it but have not added it; use calendarList_insert(id="
-                f"{access.id!r}) first, or use its id directly with the events_* tools.",
-            )
-        cal = self.store.one("SELECT * FROM calendars WHERE id = ?", (found["cid"],))
-        assert cal is not None
-        return found, cal, role
-
-    # -- calendarList ------------------------------------------------------------------------
-
-    @tool(annotations={"readOnlyHint": True})
-    def calendarList_list(
-        self,
-        maxResults: Annotated[int | None, Field(ge=1, le=250)] = None,
-        pageToken: PageToken = None,
-        minAccessRole: MinRole = None,
-        showDeleted: bool = False,
-        showHidden: bool = False,
-    ) -> dict[str, Any]:
-        """List the calendars in your calendar list, with your accessRole on each."""
-        rows = self.store.all(
-            "SELECT l.*, c.id AS cid FROM calendar_list l JOIN calendars c ON c.id = l.calendar_id "
-            "WHERE l.user_email = ?",
-            (self.user,),
-        )
-        items = []
-        for entry in rows:
-            cal = self.store.one("SELECT * FROM calendars WHERE id = ?", (entry["cid"],))
-            assert cal is not None
-            role = effective_role(self.store, self.user, cal["id"])
-            if role == "none" or (cal["deleted"] and not showDeleted):
-                continue
-            if entry["hidden"] and not showHidden:
-                continue
-            if minAccessRole and RANK[role] < RANK[minAccessRole]:
-                continue
-            items.append(self._entry(entry, cal, role))
-        items.sort(
-            key=lambda e: (
-                not e.get("primary"),
-                (e.get("summaryOverride") or e["summary"]).lower(),
-                e["id"],
-            )
-        )
-        page, token = self.page(items, maxResults, pageToken, default=100)
-        return self.collection("calendar#calendarList", page, token)
-
-    @tool(annotations={"readOnlyHint": True})
-    def calendarList_get(self, calendarId: CalendarId) -> dict[str, Any]:
-        """Get one entry of your calendar list."""
-        entry, cal, role = self._list_row(calendarId)
-        return self._entry(entry, cal, role)
-
-    @tool
-    def calendarList_insert(
-        self,
-        id: Annotated[str, Field(description="The id of a calendar you can access.")],
-        summaryOverride: str | None = None,
-        colorId: CalendarColor = None,
-        backgroundColor: HexColor = None,
-        foregroundColor: HexColor = None,
-        hidden: bool | None = None,
-        selected: bool | None = None,
-        defaultReminders: list[ReminderOverride] | None = None,
-    ) -> dict[str, Any]:
-        """Add a calendar you have access to (any role) to your calendar list."""
-        access = self.access(id, "freeBusyReader", "add it to your list", field="id")
-        if self.store.one(
-            "SELECT 1 FROM calendar_list WHERE user_email = ? AND calendar_id = ?",
-            (self.user, access.id),
-        ):
-            raise ApiError(
-                "CONFLICT",
-                f"Calendar {access.id} is already in your calendar list.",
-                field="id",
-                expected="a calendar not yet in your list",
-                got=id,
-                hint="Use calendarList_patch to change its entry.",
-            )
-        color = colorId or calendar_color_for(access.id)
-        self.store.run(
-            "INSERT INTO calendar_list (user_email, calendar_id, color_id, background_color, etag) "
-            "VALUES (?, ?, ?, ?, ?)",
-            (
-                self.user,
-                access.id,
-                color,
-                CALENDAR_COLORS[color]["background"],
-                make_etag(self.user, access.id),
-            ),
-        )
-        return self._patch_entry(
-            access.id, summaryOverride, colorId, backgroundColor, foregroundColor, hidden,
-            selected, defaultReminders,
-        )  # fmt: skip
-
-    def _patch_entry(
-        self,
-        cid: str,
-        summary_override: str | None,
-        color_id: str | None,
-        background: str | None,
-        foreground: str | None,
-        hidden: bool | None,
-        selected: bool | None,
-        reminders: list[ReminderOverride] | None,
-    ) -> dict[str, Any]:
-        changes: dict[str, Any] = {
-            "summary_override": summary_override if summary_override != "" else None,
-            "color_id": color_id,
-            "background_color": background
-            or (color_id and CALENDAR_COLORS[color_id]["background"]),
-            "foreground_color": foreground,
-            "hidden": None if hidden is None else int(hidden),
-            "selected": None if selected is None else int(selected),
-            "default_reminders": None
-            if reminders is None
-            else json.dumps([r.model_dump() for r in reminders]),
-        }
-        for column, value in changes.items():
-            if value is not None or (column == "summary_override" and summary_override == ""):
-                self.store.run(
-                    f"UPDATE calendar_list SET {column} = ? "
-                    "WHERE user_email = ? AND calendar_id = ?",
-                    (value, self.user, cid),
-                )
-        self.store.run(
-            "UPDATE calendar_list SET etag = ? WHERE user_email = ? AND calendar_id = ?",
-            (make_etag(self.user, cid, self.store.tick()), self.user, cid),
-        )
-        entry, cal, role = self._list_row(cid)
-        return self._entry(entry, cal, role)
-
-    @tool
-    def calendarList_patch(
-        self,
-        calendarId: CalendarId,
-        summaryOverride: Annotated[
-            str | None, Field(description="Your own name for it ('' removes the override).")
-        ] = None,
-        colorId: CalendarColor = None,
-        backgroundColor: HexColor = None,
-        foregroundColor: HexColor = None,
-        hidden: bool | None = None,
-        selected: bool | None = None,
-        defaultReminders: list[ReminderOverride] | None = None,
-    ) -> dict[str, Any]:
-        """Change your own entry for a calendar (name override, color, hidden, selected)."""
-        _, cal, _ = self._list_row(calendarId)
-        return self._patch_entry(
-            cal["id"], summaryOverride, colorId, backgroundColor, foregroundColor, hidden,
-            selected, defaultReminders,
-        )  # fmt: skip
-
-    @tool
-    def calendarList_delete(self, calendarId: CalendarId) -> dict[str, Any]:
-        """Remove a calendar from your calendar list (the calendar itself is not deleted)."""
-        _, cal, _ = self._list_row(calendarId)
-        if cal["is_primary"] and cal["owner"] == self.user:
-            raise ApiError(
-                "FORBIDDEN_OPERATION",
-                "Your primary calendar cannot be removed from your calendar list.",
-                field="calendarId",
-                expected="a calendar other than your primary",
-                got=calendarId,
-                hint="Hide it instead with calendarList_patch(hidden=true).",
-            )
-        self.store.run(
-            "DELETE FROM calendar_list WHERE user_email = ? AND calendar_id = ?",
-            (self.user, cal["id"]),
-        )
-        return {"calendarId": cal["id"], "removedFromList": True}
+class CalendarTools(CalendarListTools):
+    """Tool mixin: calendars (and, inherited, the calendar list)."""
 
     # -- calendars ----------------------------------------------------------------------------
 
@@ -304,6 +83,18 @@ class CalendarTools(CalendarContext):
         assert row is not None
         return self._calendar(row)
 
+    def _set_calendar(self, cid: str, values: dict[str, str | None]) -> dict[str, Any]:
+        """Write the given metadata columns (None: leave as is), bump the etag, return it."""
+        for column, value in values.items():
+            if value is not None:
+                self.store.run(f"UPDATE calendars SET {column} = ? WHERE id = ?", (value, cid))
+        self.store.run(
+            "UPDATE calendars SET etag = ? WHERE id = ?", (make_etag(cid, self.store.tick()), cid)
+        )
+        row = self.store.one("SELECT * FROM calendars WHERE id = ?", (cid,))
+        assert row is not None
+        return self._calendar(row)
+
     @tool
     def calendars_patch(
         self,
@@ -313,21 +104,30 @@ class CalendarTools(CalendarContext):
         location: str | None = None,
         timeZone: TimeZoneName = None,
     ) -> dict[str, Any]:
-        """Change a calendar's title, description, location or time zone (needs owner)."""
+        """Change a calendar's title, description, location or time zone (needs owner);
+        omitted fields stay as they are."""
         access = self.access(calendarId, "owner", "change the calendar's settings")
-        for column, value in (("summary", summary), ("description", description),
-                              ("location", location), ("time_zone", timeZone)):  # fmt: skip
-            if value is not None:
-                self.store.run(
-                    f"UPDATE calendars SET {column} = ? WHERE id = ?", (value, access.id)
-                )
-        self.store.run(
-            "UPDATE calendars SET etag = ? WHERE id = ?",
-            (make_etag(access.id, self.store.tick()), access.id),
-        )
-        row = self.store.one("SELECT * FROM calendars WHERE id = ?", (access.id,))
-        assert row is not None
-        return self._calendar(row)
+        values = {"summary": summary, "description": description, "location": location,
+                  "time_zone": timeZone}  # fmt: skip
+        return self._set_calendar(access.id, values)
+
+    @tool
+    def calendars_update(
+        self,
+        calendarId: CalendarId,
+        summary: Annotated[str, Field(min_length=1, description="The calendar's title.")],
+        description: str | None = None,
+        location: str | None = None,
+        timeZone: TimeZoneName = None,
+    ) -> dict[str, Any]:
+        """Replace a calendar's metadata (needs owner): an omitted description or location is
+        cleared, an omitted timeZone becomes the owner's time zone setting. To change one
+        field only, use calendars_patch."""
+        access = self.access(calendarId, "owner", "change the calendar's settings")
+        zone = timeZone or self.user_tz(str(access.calendar["owner"]))
+        values = {"summary": summary, "description": description or "",
+                  "location": location or "", "time_zone": zone}  # fmt: skip
+        return self._set_calendar(access.id, values)
 
     @tool
     def calendars_delete(self, calendarId: CalendarId) -> dict[str, Any]:

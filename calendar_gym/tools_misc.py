@@ -108,6 +108,7 @@ class MiscTools(CalendarContext):
                 got=timeMax,
                 hint="Swap them, or widen the window.",
                 google_message="The specified time range is empty.",
+                google_reason="timeRangeEmpty",
             )
         window = Window(lo, hi)
         calendars: dict[str, Any] = {}

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from calendar_gym.grading import TASK_RUBRIC, Grade
 from calendar_gym.store import Store
 from calendar_gym.tasks.episode import TaskEpisode
-from calendar_gym.tasks.loader import LATEST, get_task
+from calendar_gym.tasks.loader import LATEST, VERSIONS, get_task
 from calendar_gym.tasks.model import Task
 from mcpgym.errors import InvalidRequest
 from mcpgym.types import CallToolAction, ListToolsAction, Observation, State
@@ -52,6 +52,7 @@ class TaskPlay(_Base):
 
     _task: TaskEpisode | None = None
     _over_limit: bool = False
+    suite_version: str = LATEST
 
     @staticmethod
     def task_options(task_id: str, options: dict[str, Any]) -> dict[str, Any]:
@@ -77,7 +78,14 @@ class TaskPlay(_Base):
     def start_task(self, options: dict[str, Any], store: Store) -> Task | None:
         """Begin the task named in the reset `options` (if any) on the fresh `store`."""
         task_id = options.get("task")
-        task = get_task(str(task_id), str(options.get("suite", LATEST))) if task_id else None
+        suite = str(options.get("suite", LATEST))
+        if suite not in VERSIONS:
+            raise InvalidRequest(
+                f"unknown suite version {suite!r}; known: {', '.join(VERSIONS)}",
+                errors=[{"field": "suite", "got": suite, "expected": list(VERSIONS)}],
+            )
+        self.suite_version = suite  # the rules of this suite version apply to every call
+        task = get_task(str(task_id), suite) if task_id else None
         self._task = TaskEpisode(task, store) if task is not None else None
         self._over_limit = False
         self.rubric = TASK_RUBRIC if task is not None else None

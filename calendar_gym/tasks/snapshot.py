@@ -42,7 +42,9 @@ KEYS: dict[str, tuple[str, ...]] = {
 """The tables graders look at, with their primary keys."""
 
 _DROP = {"etag", "updated", "created", "sequence", "ical_uid"}
-_JSON = {"recurrence", "reminders", "extended", "guest_options", "default_reminders"}
+_JSON = {
+    "recurrence", "reminders", "extended", "guest_options", "default_reminders", "type_properties",
+}  # fmt: skip
 
 
 def _row(table: str, raw: dict[str, Any]) -> Row:

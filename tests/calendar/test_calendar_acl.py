@@ -90,6 +90,7 @@ OPERATIONS: dict[str, tuple[str, Callable[[Caller], dict[str, Any] | None]]] = {
     "events_list": ("reader", _call("events_list", calendarId=MATRIX)),
     "events_get": ("reader", _call("events_get", calendarId=MATRIX, eventId=EVENT)),
     "events_insert": ("writer", _call("events_insert", calendarId=MATRIX, **NEW)),
+    "events_import": ("writer", _call("events_import", calendarId=MATRIX, iCalUID="x@ext", **NEW)),
     "events_patch": (
         "writer", _call("events_patch", calendarId=MATRIX, eventId=EVENT, summary="x"),
     ),
@@ -103,6 +104,9 @@ OPERATIONS: dict[str, tuple[str, Callable[[Caller], dict[str, Any] | None]]] = {
     "acl_list": ("writer", _call("acl_list", calendarId=MATRIX)),  # v3: writers read the ACL
     "acl_insert": ("owner", _call("acl_insert", calendarId=MATRIX, role="reader", scope=BOB)),
     "calendars_patch": ("owner", _call("calendars_patch", calendarId=MATRIX, summary="Renamed")),
+    "calendars_update": ("owner", _call("calendars_update", calendarId=MATRIX, summary="New")),
+    "acl_update": ("owner", _call("acl_update", calendarId=MATRIX, ruleId=f"user:{OWNER}",
+                                  role="owner", scope={"type": "user", "value": OWNER})),
     "calendars_delete": ("owner", _call("calendars_delete", calendarId=MATRIX)),
 }  # fmt: skip
 
@@ -248,24 +252,38 @@ _CAL_READ = frozenset(
 SCOPE_TABLE: dict[str, frozenset[str]] = {
     **dict.fromkeys(["events_list", "events_get", "events_instances"], _READ_EVENTS),
     **dict.fromkeys(
-        ["events_insert", "events_patch", "events_update", "events_delete", "events_move"],
+        [
+            "events_insert",
+            "events_import",
+            "events_patch",
+            "events_update",
+            "events_delete",
+            "events_move",
+        ],
         frozenset({"calendar", "calendar.events"}),
     ),
     **dict.fromkeys(["calendarList_list", "calendarList_get"], _LIST_READ),
     **dict.fromkeys(
-        ["calendarList_insert", "calendarList_patch", "calendarList_delete"],
+        ["calendarList_insert", "calendarList_patch", "calendarList_update", "calendarList_delete"],
         frozenset({"calendar", "calendar.calendarlist"}),
     ),
     "calendars_get": _CAL_READ,
     **dict.fromkeys(
-        ["calendars_insert", "calendars_patch", "calendars_delete", "calendars_clear"],
+        [
+            "calendars_insert",
+            "calendars_patch",
+            "calendars_update",
+            "calendars_delete",
+            "calendars_clear",
+        ],
         frozenset({"calendar", "calendar.calendars"}),
     ),
     **dict.fromkeys(
         ["acl_list", "acl_get"], frozenset({"calendar", "calendar.acls", "calendar.acls.readonly"})
     ),
     **dict.fromkeys(
-        ["acl_insert", "acl_patch", "acl_delete"], frozenset({"calendar", "calendar.acls"})
+        ["acl_insert", "acl_patch", "acl_update", "acl_delete"],
+        frozenset({"calendar", "calendar.acls"}),
     ),
     "freebusy_query": _READ_EVENTS | frozenset({"calendar.freebusy"}),
     **dict.fromkeys(

@@ -14,6 +14,7 @@ from calendar_gym import CalendarEnv
 from calendar_gym.event_query import CALL_BUDGET
 from mcpgym import CallToolAction
 
+NY = "America/New_York"  # suite v2: a recurring event names its zone
 FIVE_YEARS = {"timeMin": "2026-01-01T00:00:00Z", "timeMax": "2031-01-01T00:00:00Z"}
 
 
@@ -28,8 +29,8 @@ def flooded() -> Any:
     ids = []
     for i in range(30):
         obs = _call(env, "events_insert", calendarId="primary", summary=f"tick {i}",
-                    start={"dateTime": f"2026-03-05T10:{i:02d}:00-05:00"},
-                    end={"dateTime": f"2026-03-05T10:{i:02d}:01-05:00"},
+                    start={"dateTime": f"2026-03-05T10:{i:02d}:00-05:00", "timeZone": NY},
+                    end={"dateTime": f"2026-03-05T10:{i:02d}:01-05:00", "timeZone": NY},
                     recurrence=["RRULE:FREQ=SECONDLY"])  # fmt: skip
         assert obs.error is None, obs.error
         ids.append(obs.result["id"])

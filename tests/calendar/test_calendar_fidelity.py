@@ -7,6 +7,7 @@ docs/calendar_gym.md, "Fidelity"); anything else is a defect."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -24,29 +25,29 @@ OURS_ONLY = {"directory_search", "finish"}  # not API methods (documented tools 
 
 DELIBERATE: dict[str, str] = {
     # arguments we do not take (each is rejected as UNKNOWN_FIELD, never silently ignored)
-    "unsupported": "conference data, attachments, labels, sync tokens, watch channels and the "
-    "typed-event property blocks are out of scope (docs: Known limits)",
+    "unsupported": "conference data, attachments, labels, sync tokens, watch channels, "
+    "events_import and the listed query parameters are out of scope (docs: Fidelity, Known "
+    "limits)",
     # arguments we take that Google does not
     "calendarList_insert.summaryOverride/colorId/hidden/...": "CalendarListEntry fields are "
     "body fields in Google too (the body is the entry); same names",
     # required flags
-    "body fields": "Google marks no body field required in the discovery document; the "
-    "calendar requires what the API rejects at runtime (e.g. events_insert start/end)",
+    "body fields": "the discovery document marks required body fields per method "
+    "(`annotations.required`); the calendar requires each of those, and also what the API "
+    "rejects at run time without being annotated: calendars_update summary, acl_update role, "
+    "an attendee's email",
+    # enums
+    "body enums": "body-field enums appear only in Google's descriptions ('Possible values "
+    "are: ...'); they are parsed from there and must equal ours",
 }
 UNSUPPORTED = {
     "conferenceDataVersion", "supportsAttachments", "maxAttendees", "eventLabelVersion",
     "syncToken", "alwaysIncludeEmail", "privateExtendedProperty", "sharedExtendedProperty",
-    "showHiddenInvitations", "colorRgbFormat", "attachments", "conferenceData",
-    "extendedProperties", "gadget", "source", "focusTimeProperties", "outOfOfficeProperties",
-    "workingLocationProperties", "birthdayProperties", "eventLabelId", "reminders",
-    "anyoneCanAddSelf", "guestsCanInviteOthers", "guestsCanModify", "guestsCanSeeOtherGuests",
-    "privateCopy", "locked", "endTimeUnspecified", "attendeesOmitted", "hangoutLink",
-    "htmlLink", "organizer", "creator", "created", "updated", "etag", "kind", "sequence",
-    "conferenceProperties", "autoAcceptInvitations", "dataOwner", "notificationSettings",
-    "defaultReminders", "backgroundColor", "foregroundColor", "selected", "primary",
-    "deleted", "accessRole", "recurringEventId", "originalStartTime", "showOwnOrganizationOnly",
+    "showHiddenInvitations", "colorRgbFormat", "showOwnOrganizationOnly",
 }  # fmt: skip
-"""Discovery parameters and body fields the calendar does not implement (see DELIBERATE)."""
+"""v3 query parameters the calendar does not take (see DELIBERATE); every other one must be an
+argument of its tool. Unsupported body fields need no list: an argument that is not a v3 field
+fails the tests, and v3 fields we do not take are rejected as UNKNOWN_FIELD."""
 TYPE_OF = {"string": "string", "integer": "integer", "boolean": "boolean", "array": "array",
            "object": "object", "number": "number", "any": None}  # fmt: skip
 
@@ -173,3 +174,93 @@ def test_list_responses_carry_etag_and_sync_token(
     if kind == "calendar#events":
         assert last["updated"].endswith("Z")
     assert call.ok(tool, **args)["etag"] == last["etag"]  # deterministic
+
+
+def _possible_values(google: dict[str, Any]) -> set[str] | None:
+    """The enum a discovery description states ("Possible values are: - "x" - ...")."""
+    text = google.get("description", "")
+    if "Possible values" not in text:
+        return None
+    return set(re.findall(r'^\s*-\s*"([^"]+)"', text.split("Possible values", 1)[1], re.M))
+
+
+def _resolve(ours: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    """Our schema node without `$ref` and without the `null` branch of an optional."""
+    if "$ref" in ours:
+        ours = {**defs[ours["$ref"].split("/")[-1]], **{k: v for k, v in ours.items()
+                                                        if k != "$ref"}}  # fmt: skip
+    real = [a for a in ours.get("anyOf", []) if a.get("type") != "null"]
+    if len(real) == 1:
+        return _resolve({**real[0], **{k: v for k, v in ours.items() if k != "anyOf"}}, defs)
+    return ours
+
+
+def _google_props(google: dict[str, Any]) -> dict[str, Any]:
+    if "$ref" in google:
+        google = DOC["schemas"][google["$ref"]]
+    return google.get("properties", {})
+
+
+def _compare_body(
+    method_id: str, path: str, ours: dict[str, Any], google: dict[str, Any],
+    defs: dict[str, Any], seen: list[str],
+) -> None:  # fmt: skip
+    """Our object schema `ours` against Google's `google`, recursively (see DELIBERATE)."""
+    props, gprops = ours.get("properties", {}), _google_props(google)
+    required = set(ours.get("required", []))
+    for name, sub in props.items():
+        where = f"{path}.{name}" if path else name
+        g = gprops.get(name)
+        assert g is not None, f"{method_id}: {where} is not a field of Google's resource"
+        seen.append(where)
+        mine = _resolve(sub, defs)
+        want = TYPE_OF.get(g.get("type", "object" if "$ref" in g else "any"))
+        if want is not None and _types(mine):
+            assert want in _types(mine), f"{method_id}: {where} {_types(mine)} vs {want}"
+        values = _possible_values(g)
+        if values is not None:
+            assert _enum(mine) == values, f"{method_id}: {where} enum {_enum(mine)} vs {values}"
+        if want == "object" and "properties" in mine:
+            _compare_body(method_id, where, mine, g, defs, seen)
+        elif want == "array":
+            item, gitem = _resolve(mine.get("items", {}), defs), g.get("items", {})
+            if "properties" in item:
+                _compare_body(method_id, f"{where}[]", item, gitem, defs, seen)
+    for name, g in gprops.items():
+        if method_id in (g.get("annotations") or {}).get("required", []) and name in props:
+            assert name in required, f"{method_id}: {path or ''}{name} is required in v3"
+        elif method_id in (g.get("annotations") or {}).get("required", []) and not path:
+            raise AssertionError(f"{method_id}: required v3 field {name} is missing")
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_body_fields_match_the_discovery_document_at_every_depth(tool: str) -> None:
+    """Every body field we take, nested ones included, exists in Google's resource with the
+    same type and (parsed from the description) the same enum; every field v3 annotates as
+    required for this method is required here."""
+    method = _method(tool)
+    ref = (method.get("request") or {}).get("$ref")
+    schema = CalendarEnv.tool_specs[tool].input_schema
+    params = method.get("parameters", {})
+    body_only = {
+        "type": "object",
+        "properties": {k: v for k, v in schema.get("properties", {}).items() if k not in params},
+        "required": schema.get("required", []),
+    }
+    seen: list[str] = []
+    if ref is not None:
+        _compare_body(method["id"], "", body_only, {"$ref": ref}, schema.get("$defs", {}), seen)
+    else:
+        assert not body_only["properties"], f"{tool} takes body fields but v3 has no body"
+
+
+def test_put_methods_require_what_v3_requires() -> None:
+    """The three PUTs exist, and acl.update's annotated requirement (scope) holds."""
+    for tool in ("acl_update", "calendarList_update", "calendars_update"):
+        assert _method(tool)["httpMethod"] == "PUT" and tool in CalendarEnv.tool_specs
+    assert {"calendarId", "ruleId", "scope", "role"} <= set(
+        CalendarEnv.tool_specs["acl_update"].input_schema["required"]
+    )
+    assert {"calendarId", "summary"} <= set(
+        CalendarEnv.tool_specs["calendars_update"].input_schema["required"]
+    )

@@ -186,11 +186,13 @@ def test_the_tool_set_of_the_spec() -> None:
     names = set(CalendarEnv.tool_specs)
     assert names == {
         "calendarList_list", "calendarList_get", "calendarList_insert", "calendarList_patch",
-        "calendarList_delete", "calendars_get", "calendars_insert", "calendars_patch",
-        "calendars_delete", "calendars_clear", "events_list", "events_get", "events_insert",
-        "events_patch", "events_update", "events_delete", "events_move", "events_instances",
-        "acl_list", "acl_get", "acl_insert", "acl_patch", "acl_delete", "freebusy_query",
-        "colors_get", "settings_list", "settings_get", "directory_search", "finish",
+        "calendarList_update", "calendarList_delete", "calendars_get", "calendars_insert",
+        "calendars_patch", "calendars_update", "calendars_delete", "calendars_clear",
+        "events_list", "events_get", "events_insert", "events_import", "events_patch",
+        "events_update",
+        "events_delete", "events_move", "events_instances", "acl_list", "acl_get", "acl_insert",
+        "acl_patch", "acl_update", "acl_delete", "freebusy_query", "colors_get", "settings_list",
+        "settings_get", "directory_search", "finish",
     }  # fmt: skip
     for spec in CalendarEnv.tool_specs.values():
         assert spec.description, spec.name

@@ -251,6 +251,26 @@ def test_patch_and_update_are_interchangeable() -> None:
     assert labels(WORKFLOW, calls) == []
 
 
+@pytest.mark.parametrize("resource", ["calendars", "calendarList", "acl"])
+def test_every_patch_and_put_pair_aligns(resource: str) -> None:
+    args = {"calendarId": "primary", "summary": "Renamed"}
+    if resource == "calendarList":
+        args = {"calendarId": "primary", "summaryOverride": "Mine"}
+    elif resource == "acl":
+        args = {"calendarId": "primary", "ruleId": f"user:{BOB}", "role": "reader"}
+    task = Task.model_validate(
+        {"id": "unit-put", "tier": "T1", "kind": "unit", "title": "unit put",
+         "prompts": {"explicit": "e", "natural": "n"},
+         "plan": [{"id": "change", "tool": f"{resource}_patch", "args": args},
+                  {"id": "finish", "tool": "finish", "args": {"status": "done"},
+                   "after": ["change"]}]}
+    )  # fmt: skip
+    put = c(f"{resource}_update", wrote_=True, **args)
+    assert labels(task, [put, finish()]) == []
+    other = c("calendars_delete", "FORBIDDEN_OPERATION", calendarId="primary")
+    assert labels(task, [other]) == [(0, "wrong_tool")]
+
+
 def test_one_mistake_is_counted_once() -> None:
     # the wrong move is labelled; the finish that follows it is not labelled again
     calls = [create(), share(wrote_=True), move(start=T_9, wrote_=True), book(wrote_=True),
