@@ -289,6 +289,18 @@ def _select(tasks: TaskSet, body: _Create) -> tuple[dict[str, Any], Task | None]
     return tasks.reset_options(task), task
 
 
+_BAD_VALUE = frozenset({"ValueError", "TypeError", "KeyError", "IndexError"})
+
+
+def _refused(err: ExecutionError) -> MCPGymError:
+    """A reset that raised `ValueError` & co. refused the task's options: the client's 422."""
+    if err.detail.get("exception") not in _BAD_VALUE:
+        return err
+    return InvalidRequest(
+        f"the environment refused the task: {err.message}", errors=[{"field": "task_spec"}]
+    )
+
+
 @_endpoint(session_route=True)
 async def create(request: Request) -> Response:
     sid = _sid(request)
@@ -307,6 +319,9 @@ async def create(request: Request) -> Response:
             if not isinstance(session.env, MCPEnvironment):
                 raise ExecutionError("the ORS wire serves tool environments (MCPEnvironment)")
             payload = await request.app.state.dispatcher.reset(session, options)
+        except ExecutionError as err:
+            await sessions.close(session)
+            raise _refused(err) from None
         except BaseException:
             await sessions.close(session)
             raise
