@@ -31,14 +31,10 @@ origins are checked, bodies are strict JSON within `--max-frame-bytes`, and sess
 
 from __future__ import annotations
 
-import asyncio
 import secrets
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, model_validator
 from pydantic import ValidationError as PydanticValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers
@@ -52,119 +48,31 @@ from mcpgym.errors import ExecutionError, InvalidRequest, MCPGymError, SessionEr
 from mcpgym.mcp_env import MCPEnvironment
 from mcpgym.servers import routes_openenv_tasks as openenv
 from mcpgym.servers import wire_json
-from mcpgym.servers.ors_wire_map import prompt_blocks, sse_event, sse_result, tool_output, tool_spec
+from mcpgym.servers.ors_wire_map import prompt_blocks, sse_event, tool_spec
+from mcpgym.servers.ors_wire_sessions import (
+    SID_CHARS,
+    CallBody,
+    CreateBody,
+    LeaseBody,
+    OrsSession,
+    Registry,
+    start_call,
+    stream_call,
+)
 from mcpgym.servers.routes_http import StrictJSONResponse
 from mcpgym.servers.routes_http import _json_body as json_body  # pyright: ignore[reportPrivateUsage]
 from mcpgym.servers.security import bearer_role, origin_allowed
-from mcpgym.servers.sessions import Session, SessionManager
+from mcpgym.servers.sessions import SessionManager
 from mcpgym.tasks import StaticTaskSet, Task, TaskNotFound, TaskSet, task_set_of
-from mcpgym.types import CallToolAction, CallToolObservation
 
 __all__ = ["ORS_WIRE_ROUTES"]
 
-KEEPALIVE_S = 10.0
-"""SSE comment interval while a call runs (the clients give up after 30 s of silence)."""
-_KEPT_CALLS = 8  # finished calls a session keeps for a client's resumed retry
-_GONE_KEPT = 4096  # deleted session ids remembered, to answer 410 rather than 404
-_SID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:")
 
-
-class UnknownSession(SessionError):
-    """No ORS session has this `X-Session-ID` (never created, or reaped)."""
-
-    code = "SESSION_NOT_FOUND"
-    http_status = 404
-
-
-class SessionDeleted(SessionError):
-    """The session was deleted."""
-
-    code = "SESSION_DELETED"
-    http_status = 410
-
-
-class _Create(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-    env_name: str | None = None
-    task_spec: dict[str, Any] | None = None
-    split: str | None = None
-    index: int | None = None
-    secrets: dict[str, str] | None = None  # ORS passes these to its class; mcpgym has no use
-    toolset_name: str | None = None  # openreward's built-in toolsets: a platform feature
-
-    @model_validator(mode="after")
-    def _one_task(self) -> _Create:
-        by_index = self.split is not None or self.index is not None
-        if (self.task_spec is not None) == by_index or (
-            by_index and None in (self.split, self.index)
-        ):
-            raise ValueError("give either task_spec, or split and index")
-        if self.toolset_name is not None:
-            raise ValueError("toolset_name (openreward's built-in toolsets) is not served here")
-        return self
-
-
-class _Lease(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-    env: dict[str, str] | None = None  # openreward's container env overrides
-    task_id: str | None = None  # the clients' SSE retry adds it
-
-    @model_validator(mode="after")
-    def _no_env(self) -> _Lease:
-        if self.env:
-            raise ValueError("env overrides (an openreward platform feature) are not served here")
-        return self
-
-
-class _Call(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-    name: str
-    input: dict[str, Any]
-    task_id: str | None = None
-
-
-@dataclass(eq=False)
-class _OrsSession:
-    sid: str
-    session: Session
-    prompt: list[dict[str, Any]]
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    calls: OrderedDict[str, asyncio.Task[str]] = field(default_factory=OrderedDict)
-
-
-class _Registry:
-    """The ORS sessions of one app, by session id."""
-
-    def __init__(self) -> None:
-        self.live: dict[str, _OrsSession] = {}
-        self.creating: set[str] = set()
-        self.gone: OrderedDict[str, None] = OrderedDict()
-
-    def get(self, sid: str) -> _OrsSession:
-        found = self.live.get(sid)
-        if found is not None:
-            found.session.touch()
-            return found
-        if sid in self.gone:
-            raise SessionDeleted(f"session {sid!r} was deleted", sid=sid)
-        raise UnknownSession(f"no session {sid!r}: POST /create first", sid=sid)
-
-    def forget(self, sid: str) -> _OrsSession | None:
-        ors = self.live.pop(sid, None)
-        if ors is not None:
-            for call in ors.calls.values():
-                call.cancel()
-            self.gone[sid] = None
-            while len(self.gone) > _GONE_KEPT:
-                self.gone.popitem(last=False)
-        return ors
-
-
-def _registry(request: Request) -> _Registry:
+def _registry(request: Request) -> Registry:
     state = request.app.state
     found = getattr(state, "ors_wire", None)
     if found is None:
-        found = state.ors_wire = _Registry()
+        found = state.ors_wire = Registry()
     return found
 
 
@@ -199,7 +107,7 @@ def _sid(request: Request) -> str:
     sid = request.headers.get("x-session-id", "").strip()
     if not sid:
         raise InvalidRequest("X-Session-ID header is required", errors=[{"field": "X-Session-ID"}])
-    if len(sid) > 128 or not set(sid) <= _SID_CHARS:
+    if len(sid) > 128 or not set(sid) <= SID_CHARS:
         raise InvalidRequest(
             "X-Session-ID must be 1-128 letters, digits or -_.:", errors=[{"field": "X-Session-ID"}]
         )
@@ -263,7 +171,7 @@ def _sse(stream: AsyncIterator[bytes]) -> Response:
 
 @_endpoint(session_route=True)
 async def create_session(request: Request) -> Response:
-    await _body(request, _Lease)
+    await _body(request, LeaseBody)
 
     async def stream() -> AsyncIterator[bytes]:
         yield sse_event("task_id", secrets.token_hex(16))
@@ -272,7 +180,7 @@ async def create_session(request: Request) -> Response:
     return _sse(stream())
 
 
-def _select(tasks: TaskSet, body: _Create) -> tuple[dict[str, Any], Task | None]:
+def _select(tasks: TaskSet, body: CreateBody) -> tuple[dict[str, Any], Task | None]:
     """The reset options (and the task) a `/create` body names."""
     spec = body.task_spec
     if spec is None:
@@ -304,7 +212,7 @@ def _refused(err: ExecutionError) -> MCPGymError:
 @_endpoint(session_route=True)
 async def create(request: Request) -> Response:
     sid = _sid(request)
-    body: _Create = await _body(request, _Create)
+    body: CreateBody = await _body(request, CreateBody)
     _check_env(request, body.env_name)
     registry = _registry(request)
     if sid in registry.live or sid in registry.creating:
@@ -332,7 +240,7 @@ async def create(request: Request) -> Response:
     metadata = payload["observation"].get("metadata") or {}
     prompt = metadata.get("prompt", (task or {}).get("prompt"))
     registry.gone.pop(sid, None)
-    registry.live[sid] = _OrsSession(sid, session, prompt_blocks(prompt))
+    registry.live[sid] = OrsSession(sid, session, prompt_blocks(prompt))
 
     async def reaped() -> None:
         registry.forget(sid)
@@ -376,70 +284,19 @@ async def tools(request: Request) -> Response:
     return StrictJSONResponse({"tools": found})
 
 
-async def _step(ors: _OrsSession, call: _Call, timeout_s: float | None) -> str:
-    """Run one tool call as a step of the session's episode; the ORS answer as JSON text."""
-    async with ors.lock:  # calls of one session run one at a time, in order
-        ors.session.busy += 1
-        try:
-            action = CallToolAction(tool_name=call.name, arguments=call.input)
-            obs = await ors.session.env.astep(action, timeout_s=timeout_s)
-        finally:
-            ors.session.busy -= 1
-            ors.session.touch()
-    if not isinstance(obs, CallToolObservation):
-        raise ExecutionError(f"the environment answered a call with {type(obs).__name__}")
-    try:
-        return wire_json.dumps(tool_output(obs))
-    except (TypeError, ValueError) as exc:
-        raise ExecutionError(f"the step cannot be sent as JSON: {str(exc)[:200]}") from None
-
-
-def _retrieve(task: asyncio.Task[str]) -> None:
-    if not task.cancelled():
-        task.exception()  # a call nobody waits for any more must not log "never retrieved"
-
-
-async def _stream_call(call_id: str, task: asyncio.Task[str]) -> AsyncIterator[bytes]:
-    yield sse_event("task_id", call_id)
-    while not task.done():
-        await asyncio.wait({task}, timeout=KEEPALIVE_S)  # never cancels the call
-        if not task.done():
-            yield b": keepalive\n\n"
-    try:
-        text = task.result()
-    except asyncio.CancelledError:
-        yield sse_event("error", wire_json.dumps(SessionDeleted("session deleted").to_dict()))
-        return
-    except MCPGymError as err:
-        yield sse_event("error", wire_json.dumps(err.to_dict()))
-        return
-    except Exception as exc:  # the environment's bug: this call's stream only
-        err = ExecutionError(f"{type(exc).__name__}: {exc}", exception=type(exc).__name__)
-        yield sse_event("error", wire_json.dumps(err.to_dict()))
-        return
-    for event in sse_result(text):
-        yield event
-
-
 @_endpoint(session_route=True)
 async def call_tool(request: Request) -> Response:
     ors = _registry(request).get(_sid(request))
-    call: _Call = await _body(request, _Call)
+    call: CallBody = await _body(request, CallBody)
     if call.task_id is not None:  # the client's retry of a call it already started
         task = ors.calls.get(call.task_id)
         if task is None:
             raise TaskNotFound(
                 f"no call {call.task_id!r} in this session", field="task_id", got=call.task_id
             )
-        return _sse(_stream_call(call.task_id, task))
-    timeout = request.app.state.settings.step_timeout_s
-    call_id = secrets.token_hex(12)
-    task = asyncio.create_task(_step(ors, call, timeout), name=f"mcpgym-ors-call-{call_id}")
-    task.add_done_callback(_retrieve)
-    ors.calls[call_id] = task
-    while len(ors.calls) > _KEPT_CALLS:
-        ors.calls.popitem(last=False)
-    return _sse(_stream_call(call_id, task))
+        return _sse(stream_call(call.task_id, task))
+    call_id, task = start_call(ors, call, request.app.state.settings.step_timeout_s)
+    return _sse(stream_call(call_id, task))
 
 
 @_endpoint(session_route=False)

@@ -20,11 +20,12 @@ from mcpgym.types import CallToolObservation, StepResult, ToolErrorInfo
 ors = pytest.importorskip("ors", reason="just test-ors installs ors-sdk")
 pytestmark = [pytest.mark.ors, pytest.mark.server]
 
+from ors.client import ORS  # noqa: E402
+from ors.client._types import ToolCallError  # noqa: E402
+
 from calendar_gym import CalendarEnv  # noqa: E402
 from calendar_gym.agents.oracle import oracle_play  # noqa: E402
 from calendar_gym.tasks.loader import load_suite  # noqa: E402
-from ors.client import ORS  # noqa: E402
-from ors.client._types import ToolCallError  # noqa: E402
 
 Step = tuple[str, float | None, bool, str | None, Any, dict[str, Any]]
 """(tool, reward, finished, error type or "refused", result, observation metadata) of a step."""
