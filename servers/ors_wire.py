@@ -343,6 +343,7 @@ ORS_WIRE_ROUTES: list[Route] = [
     Route("/create_session", create_session, methods=["POST"]),
     Route("/create", create, methods=["POST"]),
     Route("/ping", ping, methods=["POST"]),
+    Route("//ping", ping, methods=["POST"]),  # openreward joins a base URL ending in / and "/ping"
     Route("/delete", delete, methods=["POST"]),
     Route("/delete_session", delete, methods=["POST"]),
     Route("/version", version, methods=["GET"]),

@@ -8,11 +8,18 @@ Needs `ors-sdk` (`just test-ors`); hostile inputs are in test_ors_wire_hostile.p
 
 from __future__ import annotations
 
+import os
+import signal
+import socket
+import subprocess
 from typing import Any
 
+import httpx
 import pytest
 
+from helpers.mcp import MCPGYM
 from helpers.server import run_server
+from helpers.wait import wait_until
 from mcpgym import CallToolAction, SyncEnvClient
 from mcpgym.servers import create_app
 from mcpgym.types import CallToolObservation, StepResult, ToolErrorInfo
@@ -21,7 +28,7 @@ ors = pytest.importorskip("ors", reason="just test-ors installs ors-sdk")
 pytestmark = [pytest.mark.ors, pytest.mark.server]
 
 from ors.client import ORS  # noqa: E402
-from ors.client._types import ToolCallError  # noqa: E402
+from ors.client._types import Task, ToolCallError  # noqa: E402
 
 from calendar_gym import CalendarEnv  # noqa: E402
 from calendar_gym.agents.oracle import oracle_play  # noqa: E402
@@ -139,3 +146,33 @@ def test_split_and_index_session_and_final_grade() -> None:
         assert first[-1][5]["grade"]["task"] == task.task_spec["task"]
         # A call after the end is a step too (Calendar refuses it): finished stays set.
         assert final.finished and final.metadata["error"]["error_type"] == "execution_error"  # type: ignore[index]
+
+
+def test_mcpgym_serve_ors_wire_flag() -> None:
+    """`mcpgym serve --ors-wire` serves the wire; the start-up line says so."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    cmd = [*MCPGYM, "serve", "mcpgym.examples.guess:GuessEnv", "--ors-wire", "--port", str(port)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+
+        def up() -> bool:
+            assert proc.poll() is None, proc.communicate()[1]
+            try:
+                return httpx.get(f"{url}/health", timeout=1).status_code == 200
+            except httpx.HTTPError:
+                return False
+
+        wait_until(up, timeout=60, what="mcpgym serve --ors-wire")
+        with ORS(base_url=url) as client:
+            env = client.environment("GuessEnv")
+            task = Task("GuessEnv", {"reset": {"secret": 9}})
+            with env.session(task=task) as session:
+                assert session.get_prompt()[0].text == "Guess the integer between 1 and 100."  # type: ignore[union-attr]
+                assert session.call_tool("guess", {"n": 9}).finished is True
+    finally:
+        os.kill(proc.pid, signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    assert "ORS wire" in err, err

@@ -92,7 +92,7 @@ def test_openreward_client_plays_calendar_v2(openreward_python: Path, variant: s
         tasks = own.list_tasks("v2")
         want = [_own_play(own, i, tasks[i]["task"]) for i in range(PLAYS)]
         spec = {
-            "url": running.url,
+            "url": running.url + ("/" if variant else ""),  # both spellings of the base URL
             "env": "CalendarEnv",
             "variant": variant,
             "split": "v2",
