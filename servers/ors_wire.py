@@ -158,6 +158,9 @@ def _endpoint(session_route: bool) -> Callable[[Handler], Handler]:
                 return await handler(request)
             except MCPGymError as err:
                 return _error(err)
+            except Exception as exc:  # a bug here or in the environment: a JSON 500, not text
+                kind = type(exc).__name__
+                return _error(ExecutionError(f"{kind}: {str(exc)[:200]}", exception=kind))
 
         return endpoint
 

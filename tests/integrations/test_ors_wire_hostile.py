@@ -378,3 +378,18 @@ def test_production_mode_has_no_ors_wire() -> None:
         timeout=60,
     )
     assert bad.returncode == 2 and "simulation mode only" in bad.stderr, bad.stderr
+
+
+def test_a_call_outlives_its_dropped_connection(guess_url: str) -> None:
+    """The client drops the stream after `task_id`; its retry with that id gets the result."""
+    with httpx.Client(base_url=guess_url, timeout=30) as c:
+        sid = _open(c, {"secret": 4})
+        body = {"name": "nap", "input": {"seconds": 1.0}}
+        with c.stream("POST", "/call", json=body, headers={"X-Session-ID": sid}) as r:
+            lines = r.iter_lines()
+            assert next(lines) == "event: task_id"
+            call_id = next(lines).removeprefix("data: ")
+        # the connection is gone, the nap goes on; the retry waits for it and gets its answer
+        resumed = _call(c, sid, {**body, "task_id": call_id})
+        assert resumed["task_id"] == call_id and resumed["output"]["metadata"]["result"] == "rested"
+        assert _call(c, sid, {"name": "guess", "input": {"n": 4}})["output"]["finished"] is True
