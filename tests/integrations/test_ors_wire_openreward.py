@@ -24,7 +24,7 @@ from helpers.server import run_server
 from mcpgym import CallToolAction, SyncEnvClient
 from mcpgym.servers import create_app
 
-pytestmark = [pytest.mark.ors, pytest.mark.server]
+pytestmark = [pytest.mark.ors, pytest.mark.server, pytest.mark.timeout(900)]  # builds a venv
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV = Path(os.environ.get("MCPGYM_OPENREWARD_VENV", ROOT / ".tools" / "openreward-venv"))
