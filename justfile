@@ -80,7 +80,8 @@ test-mcp-range *ARGS: setup
     "$low/bin/python" -c "from importlib.metadata import version as v; print('mcp', v('mcp'), 'mcp-types', v('mcp-types'))"
     "$low/bin/python" -m pytest -m "not interop and not conformance and not docker and not agents and not trl and not ray and not kubernetes and not models and not web and not ors" tests/servers tests/sdk {{ARGS}}
 
-# ORS environments (ors-sdk 0.1.0) served by mcpgym, against ORS's own tool calls (installs mcpgym[ors]).
+# ORS environments (ors-sdk 0.1.0) served by mcpgym, against ORS's own tool calls (installs mcpgym[ors]);
+# the ORS wire export played by ors.client.ORS and by openreward 0.1.167 (.tools/openreward-venv).
 test-ors *ARGS: setup
     {{py}} -m pip install --quiet --disable-pip-version-check -e ".[ors]"
     {{py}} -m pytest -m ors tests/integrations {{ARGS}}

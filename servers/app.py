@@ -165,6 +165,10 @@ def create_app(
         from mcpgym.servers.web import web_routes
 
         routes += web_routes(settings)
+    if settings.mode == "simulation" and settings.ors_wire:  # before OpenEnv's: it extends two
+        from mcpgym.servers.ors_wire import ORS_WIRE_ROUTES
+
+        routes += ORS_WIRE_ROUTES
     if settings.mode == "simulation":  # OpenEnv's task-API paths are patterns: they go last
         routes += OPENENV_TASK_ROUTES
     app = Starlette(

@@ -55,6 +55,7 @@ def _serve(args: argparse.Namespace) -> int:
             max_line_bytes=args.max_line_bytes,
             max_mcp_sessions=args.max_mcp_sessions,
             worker_threads=args.workers,
+            ors_wire=args.ors_wire,
         )
     except ValueError as exc:
         print(f"mcpgym serve: error: {exc}", file=sys.stderr)
@@ -92,6 +93,8 @@ def startup_line(target: Any, settings: Any, host: str, port: int) -> str:
     url = f"http://{f'[{host}]' if ':' in host else host}:{port}"
     if settings.mode == "simulation":
         routes = ["/ws", "/reset", "/step", "/state", "/mcp"]
+        if getattr(settings, "ors_wire", False):
+            routes.append("ORS wire (/create, /{env}/call)")
     else:
         routes = ["/mcp"] + (["/ws"] if settings.production_ws else [])
     specs: dict[str, Any] = getattr(target, "tool_specs", {}) if isinstance(target, type) else {}
@@ -254,6 +257,12 @@ def _add_serve(sub: Any) -> None:
         "--ors",
         action="store_true",
         help="MODULE:ATTR is an ORS environment class (ors.Environment; needs mcpgym[ors])",
+    )
+    p.add_argument(
+        "--ors-wire",
+        action="store_true",
+        help="also speak the ORS wire protocol (ORS and openreward clients: /create_session, "
+        "/create, /{env}/call, ...); simulation mode only",
     )
     p.add_argument(
         "--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"]

@@ -40,6 +40,8 @@ class ServerSettings:
         web: serve the browser UI at `/web` (servers/web; not imported when off).
         web_tasks: `MODULE:ATTR` naming episode specs (objects or dicts with `id`, `reset`,
             `prompt`, or a callable returning them) the web UI offers as tasks to play.
+        ors_wire: also speak the ORS wire protocol (`servers/ors_wire.py`: sessions keyed by
+            `X-Session-ID`, tool calls over SSE); episode control, so simulation mode only.
     """
 
     mode: Mode = "simulation"
@@ -60,6 +62,7 @@ class ServerSettings:
     max_line_bytes: int = 4 * 1024 * 1024
     max_mcp_sessions: int | None = None
     worker_threads: int | None = None
+    ors_wire: bool = False
 
     def __post_init__(self) -> None:
         if self.mode not in ("simulation", "production"):
@@ -69,3 +72,5 @@ class ServerSettings:
         if self.production_ws and not self.token:
             # principal tokens never open /ws: only the operator's token can
             raise ValueError("production_ws requires the operator token: /ws controls episodes")
+        if self.ors_wire and self.mode != "simulation":
+            raise ValueError("ors_wire controls episodes: it is served in simulation mode only")
