@@ -12,6 +12,11 @@ to its newline without being buffered, and answered with -32600.
 
 from __future__ import annotations
 
+# First: `mcp` then loads without its client side (servers/mcp_lean.py).
+from mcpgym.servers import mcp_lean  # noqa: F401  # pyright: ignore[reportUnusedImport]
+
+# isort: split
+
 import contextlib
 import fcntl
 import json
