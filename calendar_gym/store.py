@@ -20,6 +20,7 @@ import collections
 import contextlib
 import hashlib
 import json
+import marshal
 import sqlite3
 import threading
 from collections.abc import Iterator, Mapping
@@ -31,7 +32,7 @@ from calendar_gym.schema import DDL, TABLES
 from calendar_gym.seed_world import WORLD_VERSION, world_data
 from calendar_gym.timeutil import parse_rfc3339
 
-__all__ = ["Store", "state_hash"]
+__all__ = ["Store", "patch_digest", "state_hash"]
 
 _TEMPLATES: dict[str, sqlite3.Connection] = {}
 _LOCK = threading.Lock()
@@ -60,12 +61,48 @@ _PATCHED: collections.OrderedDict[tuple[str, str, str], sqlite3.Connection] = (
 _PATCHED_MAX = 256  # distinct (version, now, patch) templates kept; a suite has ~50
 
 
+# Patch objects seen lately: id -> (the patch, a copy of it, its digest, its size in bytes).
+_DIGESTS: collections.OrderedDict[int, tuple[Any, Any, str, int]] = collections.OrderedDict()
+_DIGESTS_BYTES = 8 << 20  # at most this much patch data remembered (twice over: patch and copy)
+
+
+def patch_digest(seed_patch: Any) -> str:
+    """A digest naming a patch's content: equal digests mean equal patches.
+
+    Every reset with a patch looks its template up by this, so it must cost little next to the
+    reset itself. A patch object seen lately (a task's, reset again and again) is recognised by
+    identity and checked against a copy taken then (a C-level `==`: a patch changed in place gets
+    a new digest). Another is written with `marshal` (C, no key sorting; many times faster than
+    canonical JSON), which also gives the copy (`marshal.loads`). Two equal patches written in a
+    different key order may get different digests, which only costs a second template; two
+    different patches never share one (`marshal` output decodes back to its input). What
+    `marshal` cannot write (a datetime, say) falls back to canonical JSON, in its own key space.
+    """
+    with _LOCK:
+        seen = _DIGESTS.get(id(seed_patch))
+        if seen is not None and seen[0] is seed_patch and seen[1] == seed_patch:
+            _DIGESTS.move_to_end(id(seed_patch))
+            return seen[2]
+    try:
+        data = marshal.dumps(seed_patch)
+    except ValueError:
+        text = json.dumps(seed_patch, sort_keys=True, default=str)
+        return hashlib.sha256(b"j" + text.encode()).hexdigest()
+    digest = hashlib.sha256(b"m" + data).hexdigest()
+    with _LOCK:  # holding the patch keeps its id from being reused while it is remembered
+        _DIGESTS[id(seed_patch)] = (seed_patch, marshal.loads(data), digest, len(data))
+        _DIGESTS.move_to_end(id(seed_patch))
+        total = sum(entry[3] for entry in _DIGESTS.values())
+        while total > _DIGESTS_BYTES and len(_DIGESTS) > 1:
+            total -= _DIGESTS.popitem(last=False)[1][3]
+    return digest
+
+
 def _patched(version: str, now: str, seed_patch: Mapping[str, Any]) -> sqlite3.Connection:
     """The world `version` with `seed_patch` applied, built once per (version, now, patch) and
     kept (least recently used first out), so a reset costs one backup whatever the patch size.
     The seed does not enter: a patch's rows do not depend on it."""
-    digest = hashlib.sha256(json.dumps(seed_patch, sort_keys=True, default=str).encode())
-    key = (version, now, digest.hexdigest())
+    key = (version, now, patch_digest(seed_patch))
     with _LOCK:
         conn = _PATCHED.get(key)
         if conn is not None:
