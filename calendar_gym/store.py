@@ -74,7 +74,7 @@ def patch_digest(seed_patch: Any) -> str:
     identity and checked against a copy taken then (a C-level `==`: a patch changed in place gets
     a new digest). Another is written with `marshal` (C, no key sorting; many times faster than
     canonical JSON), which also gives the copy (`marshal.loads`). Two equal patches written in a
-    different key order may get different digests, which only costs a second template; two
+    different key order get different digests, which only costs a second template; two
     different patches never share one (`marshal` output decodes back to its input). What
     `marshal` cannot write (a datetime, say) falls back to canonical JSON, in its own key space.
     """
@@ -84,7 +84,7 @@ def patch_digest(seed_patch: Any) -> str:
             _DIGESTS.move_to_end(id(seed_patch))
             return seen[2]
     try:
-        data = marshal.dumps(seed_patch)
+        data = marshal.dumps(seed_patch, 2)  # version 2: no back-references, so no refcounts
     except ValueError:
         text = json.dumps(seed_patch, sort_keys=True, default=str)
         return hashlib.sha256(b"j" + text.encode()).hexdigest()
