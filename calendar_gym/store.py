@@ -61,37 +61,42 @@ _PATCHED: collections.OrderedDict[tuple[str, str, str], sqlite3.Connection] = (
 _PATCHED_MAX = 256  # distinct (version, now, patch) templates kept; a suite has ~50
 
 
-# Patch objects seen lately: id -> (the patch, a copy of it, its digest, its size in bytes).
+# Patch objects seen lately: id -> (the patch, a copy of it or None, its digest, its size).
 _DIGESTS: collections.OrderedDict[int, tuple[Any, Any, str, int]] = collections.OrderedDict()
-_DIGESTS_BYTES = 8 << 20  # at most this much patch data remembered (twice over: patch and copy)
+_DIGESTS_BYTES = 8 << 20  # at most this much patch data held (twice over with the copies)
 
 
 def patch_digest(seed_patch: Any) -> str:
     """A digest naming a patch's content: equal digests mean equal patches.
 
     Every reset with a patch looks its template up by this, so it must cost little next to the
-    reset itself. A patch object seen lately (a task's, reset again and again) is recognised by
-    identity and checked against a copy taken then (a C-level `==`: a patch changed in place gets
-    a new digest). Another is written with `marshal` (C, no key sorting; many times faster than
-    canonical JSON), which also gives the copy (`marshal.loads`). Two equal patches written in a
-    different key order get different digests, which only costs a second template; two
-    different patches never share one (`marshal` output decodes back to its input). What
-    `marshal` cannot write (a datetime, say) falls back to canonical JSON, in its own key space.
+    reset itself. A patch is written with `marshal` (C, no key sorting; many times faster than
+    canonical JSON) and remembered; when the same object comes again (a task's patch, reset
+    again and again) a copy of it is taken, and from then on the object is recognised by
+    identity and checked against that copy with one C-level `==` (a patch changed in place gets
+    a new digest). Two equal patches written in a different key order get different digests,
+    which only costs a second template; two different patches never share one (`marshal`
+    output decodes back to its input). What `marshal` cannot write (a datetime, say) falls back
+    to canonical JSON, in its own key space.
     """
+    key = id(seed_patch)
     with _LOCK:
-        seen = _DIGESTS.get(id(seed_patch))
-        if seen is not None and seen[0] is seed_patch and seen[1] == seed_patch:
-            _DIGESTS.move_to_end(id(seed_patch))
-            return seen[2]
+        seen = _DIGESTS.get(key)
+        known = seen is not None and seen[0] is seed_patch and seen[1] is not None
+        if known and seen[1] == seed_patch:  # pyright: ignore[reportOptionalSubscript]
+            _DIGESTS.move_to_end(key)
+            return seen[2]  # pyright: ignore[reportOptionalSubscript]
     try:
         data = marshal.dumps(seed_patch, 2)  # version 2: no back-references, so no refcounts
     except ValueError:
         text = json.dumps(seed_patch, sort_keys=True, default=str)
         return hashlib.sha256(b"j" + text.encode()).hexdigest()
     digest = hashlib.sha256(b"m" + data).hexdigest()
+    again = seen is not None and seen[0] is seed_patch and seen[2] == digest
+    copied = marshal.loads(data) if again else None  # a patch used twice: worth a copy
     with _LOCK:  # holding the patch keeps its id from being reused while it is remembered
-        _DIGESTS[id(seed_patch)] = (seed_patch, marshal.loads(data), digest, len(data))
-        _DIGESTS.move_to_end(id(seed_patch))
+        _DIGESTS[key] = (seed_patch, copied, digest, len(data))
+        _DIGESTS.move_to_end(key)
         total = sum(entry[3] for entry in _DIGESTS.values())
         while total > _DIGESTS_BYTES and len(_DIGESTS) > 1:
             total -= _DIGESTS.popitem(last=False)[1][3]
