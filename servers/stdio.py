@@ -72,6 +72,10 @@ def serve_stdio(
             sessions=None,
             default_env=service,
             timeout_s=timeout_s,
+            # no requestState sealing (nor its `cryptography` import) unless a tool can ask
+            asks_client=any(
+                getattr(spec, "context_param", None) is not None for spec in env.tool_specs.values()
+            ),
         )
         lines = CappedLines(_claim_stdin(), max_line_bytes)
         try:
