@@ -195,3 +195,45 @@ def test_a_foreign_state_loads_the_boundary_and_is_refused(guess: Served) -> Non
         assert refused["error"]["message"] == "Invalid or expired requestState"
         assert _modern_call(http, url, "guess", {"n": 6})["result"]["isError"] is False
     assert _under(guess.modules(), ("mcp.server.request_state", "cryptography"))
+
+
+def test_lean_mcp_still_offers_every_name() -> None:
+    """In a fresh process: after the server side is imported lean, the package's own names
+    (client, errors, MCPServer) load on first use, once, and are the real objects."""
+    code = (
+        "import sys\n"
+        "import mcpgym.servers.mcp_server\n"
+        "from mcpgym.servers.mcp_lean import is_lean\n"
+        "print(is_lean('mcp'), is_lean('mcp.server'), 'mcp.client' in sys.modules)\n"
+        "from mcp import Client, MCPError\n"
+        "import mcp.server\n"
+        "from mcp.client.client import Client as Real\n"
+        "from mcp.shared.exceptions import MCPError as RealError\n"
+        "from mcp.server.mcpserver import MCPServer\n"
+        "print(Client is Real, MCPError is RealError, mcp.server.MCPServer is MCPServer)\n"
+        "print(is_lean('mcp'), is_lean('mcp.server'), 'Client' in mcp.__all__)\n"
+        "try:\n"
+        "    mcp.no_such_name\n"
+        "except AttributeError as exc:\n"
+        "    print('AttributeError', exc)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        "True True False",
+        "True True True",
+        "False False True",
+        "AttributeError module 'mcp' has no attribute 'no_such_name'",
+    ]
+
+
+def test_an_mcp_imported_before_is_left_alone() -> None:
+    code = (
+        "import mcp, sys\n"
+        "import mcpgym.servers.mcp_server\n"
+        "from mcpgym.servers.mcp_lean import is_lean\n"
+        "print(is_lean('mcp'), 'mcp.client' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "True"]
