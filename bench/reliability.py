@@ -316,53 +316,6 @@ async def impersonate(_: argparse.Namespace) -> Figures:
     ]
 
 
-async def churn(ns: argparse.Namespace) -> Figures:
-    cycles: int = ns.cycles
-    with running("mcpgym.examples.guess:GuessEnv", "--max-sessions", "512") as server:
-        url = server.url("/ws", "ws")
-
-        async def one(i: int) -> None:
-            ws = await connect(url)
-            kind = i % 3
-            if kind == 0:
-                await ws.close()
-            elif kind == 1:
-                await ws.send(json.dumps({"type": "reset"}))
-                await ws.recv()
-                ws.transport.abort()  # vanish without a close frame
-            else:
-                await ws.send(json.dumps({"type": "reset"}))
-                await ws.send(frame("guess", n=50))  # vanish mid-call
-                ws.transport.abort()
-
-        for i in range(1000):  # warm-up: allocator, caches and pools settle
-            await one(i)
-        await asyncio.sleep(1.0)
-        base_rss = server.rss_mb()
-        started = time.perf_counter()
-        for start in range(0, cycles, 50):
-            await asyncio.gather(*(one(start + j) for j in range(50)))
-        took = time.perf_counter() - started
-        deadline = time.monotonic() + 30
-        sessions = -1
-        while time.monotonic() < deadline:
-            sessions = (await asyncio.to_thread(httpx.get, server.url("/health"))).json()[
-                "sessions"
-            ]
-            if sessions == 0:
-                break
-            await asyncio.sleep(0.2)
-        rss = server.rss_mb()
-    return [
-        (f"connect/disconnect cycles ({cycles / took:.0f}/s)", str(cycles)),
-        ("open sessions after", f"{sessions} (target 0)"),
-        (
-            "server RSS before / after",
-            f"{base_rss:.1f} / {rss:.1f} MB ({(rss / base_rss - 1) * 100:+.1f} %, target ± 10 %)",
-        ),
-    ]
-
-
 async def fuzz(ns: argparse.Namespace) -> Figures:
     from _hostile import run_fuzz
 
@@ -377,12 +330,19 @@ async def fuzz(ns: argparse.Namespace) -> Figures:
     return [*rows, ("server healthy after", str(healthy))]
 
 
+async def churn(ns: argparse.Namespace) -> Figures:
+    from _churn import churn as run_churn
+
+    with running("mcpgym.examples.guess:GuessEnv", "--max-sessions", "512") as server:
+        return await run_churn(server, ns.cycles)
+
+
 MEASUREMENTS: dict[str, Callable[[argparse.Namespace], Awaitable[Figures]]] = {
     "fuzz": fuzz,
     "stall-cal": stall_calendar,
     "stall-hang": stall_hang,
     "impersonate": impersonate,
-    "churn": churn,
+    "churn": churn,  # bench/_churn.py
 }
 
 

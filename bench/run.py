@@ -22,6 +22,10 @@ Measurements (`--only NAME`, repeatable):
             server CPU per step, with issue 17's targets (bench/_measure_sessions.py)
   calendar  Calendar Gym in-process (bench/calendar_bench.py): session reset p50 (target
             ≤ 5 ms) and the call-path overhead of a typical `events_list`
+  rss       production idle RSS (target ≤ 60 MB), after a first /mcp call, with all of `mcp`
+            imported, and simulation (bench/_measure_rss.py)
+  reset     Calendar reset with 0 / 100 / 1,000 patched events, a task's patch and the same
+            from the wire (target ≤ 2 ms at 1,000; bench/_measure_reset.py)
 
 Adding one: write an `async def f(b: Bench) -> list[Row]` decorated with
 `@measurement("name", "...")`. `b.server(name)` starts (once) and returns a server of
@@ -54,6 +58,8 @@ import _measure_startup  # noqa: E402, F401
 
 # isort: split
 import _measure_prompt  # noqa: E402, F401  (runs after the startup measurements)
+import _measure_reset  # noqa: E402, F401  (issue 17: Calendar reset with patched events)
+import _measure_rss  # noqa: E402, F401  (issue 17: production idle RSS)
 import _measure_sessions  # noqa: E402, F401
 from _bench import MEASUREMENTS, Bench  # noqa: E402
 from _driver import Config  # noqa: E402

@@ -18,8 +18,6 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 from typing import Annotated, Any, Literal
 
@@ -31,7 +29,7 @@ from calendar_gym.event_query import call_budget
 from calendar_gym.scopes import DEFAULT_SCOPES, missing_scope, normalise_scopes
 from calendar_gym.seed_world import DEFAULT_NOW, MAIN_USER, WORLD_VERSION
 from calendar_gym.shared import SHARED_WORLDS
-from calendar_gym.store import Store, state_hash
+from calendar_gym.store import Store, patch_digest, state_hash
 from calendar_gym.suggest import suggest_field, suggest_tools
 from calendar_gym.tasks.play import TaskPlay
 from calendar_gym.taskset import CALENDAR_TASKS
@@ -198,9 +196,7 @@ class CalendarEnv(TaskPlay, MCPEnvironment, EventTools, CalendarTools, AclTools,
         patch = options.get("seed_patch")
         key = options.get("shared_world")
         if key is None and self.serving_mode == "production":
-            digest = hashlib.sha256(
-                json.dumps(patch, sort_keys=True, default=str).encode()
-            ).hexdigest()[:16]
+            digest = patch_digest(patch)[:16]
             key = f"production/{version}/{seed}/{now}/{digest}"
 
         def create() -> Store:

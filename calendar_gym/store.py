@@ -20,6 +20,7 @@ import collections
 import contextlib
 import hashlib
 import json
+import marshal
 import sqlite3
 import threading
 from collections.abc import Iterator, Mapping
@@ -31,7 +32,7 @@ from calendar_gym.schema import DDL, TABLES
 from calendar_gym.seed_world import WORLD_VERSION, world_data
 from calendar_gym.timeutil import parse_rfc3339
 
-__all__ = ["Store", "state_hash"]
+__all__ = ["Store", "patch_digest", "state_hash"]
 
 _TEMPLATES: dict[str, sqlite3.Connection] = {}
 _LOCK = threading.Lock()
@@ -60,12 +61,53 @@ _PATCHED: collections.OrderedDict[tuple[str, str, str], sqlite3.Connection] = (
 _PATCHED_MAX = 256  # distinct (version, now, patch) templates kept; a suite has ~50
 
 
+# Patch objects seen lately: id -> (the patch, a copy of it or None, its digest, its size).
+_DIGESTS: collections.OrderedDict[int, tuple[Any, Any, str, int]] = collections.OrderedDict()
+_DIGESTS_BYTES = 8 << 20  # at most this much patch data held (twice over with the copies)
+
+
+def patch_digest(seed_patch: Any) -> str:
+    """A digest naming a patch's content: equal digests mean equal patches.
+
+    Every reset with a patch looks its template up by this, so it must cost little next to the
+    reset itself. A patch is written with `marshal` (C, no key sorting; many times faster than
+    canonical JSON) and remembered; when the same object comes again (a task's patch, reset
+    again and again) a copy of it is taken, and from then on the object is recognised by
+    identity and checked against that copy with one C-level `==` (a patch changed in place gets
+    a new digest). Two equal patches written in a different key order get different digests,
+    which only costs a second template; two different patches never share one (`marshal`
+    output decodes back to its input). What `marshal` cannot write (a datetime, say) falls back
+    to canonical JSON, in its own key space.
+    """
+    key = id(seed_patch)
+    with _LOCK:
+        seen = _DIGESTS.get(key)
+        known = seen is not None and seen[0] is seed_patch and seen[1] is not None
+        if known and seen[1] == seed_patch:  # pyright: ignore[reportOptionalSubscript]
+            _DIGESTS.move_to_end(key)
+            return seen[2]  # pyright: ignore[reportOptionalSubscript]
+    try:
+        data = marshal.dumps(seed_patch, 2)  # version 2: no back-references, so no refcounts
+    except ValueError:
+        text = json.dumps(seed_patch, sort_keys=True, default=str)
+        return hashlib.sha256(b"j" + text.encode()).hexdigest()
+    digest = hashlib.sha256(b"m" + data).hexdigest()
+    again = seen is not None and seen[0] is seed_patch and seen[2] == digest
+    copied = marshal.loads(data) if again else None  # a patch used twice: worth a copy
+    with _LOCK:  # holding the patch keeps its id from being reused while it is remembered
+        _DIGESTS[key] = (seed_patch, copied, digest, len(data))
+        _DIGESTS.move_to_end(key)
+        total = sum(entry[3] for entry in _DIGESTS.values())
+        while total > _DIGESTS_BYTES and len(_DIGESTS) > 1:
+            total -= _DIGESTS.popitem(last=False)[1][3]
+    return digest
+
+
 def _patched(version: str, now: str, seed_patch: Mapping[str, Any]) -> sqlite3.Connection:
     """The world `version` with `seed_patch` applied, built once per (version, now, patch) and
     kept (least recently used first out), so a reset costs one backup whatever the patch size.
     The seed does not enter: a patch's rows do not depend on it."""
-    digest = hashlib.sha256(json.dumps(seed_patch, sort_keys=True, default=str).encode())
-    key = (version, now, digest.hexdigest())
+    key = (version, now, patch_digest(seed_patch))
     with _LOCK:
         conn = _PATCHED.get(key)
         if conn is not None:

@@ -24,8 +24,6 @@ from mcpgym.servers.limits import HeaderCountGuard
 from mcpgym.servers.mcp_mount import McpMount
 from mcpgym.servers.mcp_openenv import attached_only
 from mcpgym.servers.principals import ProductionEnvs
-from mcpgym.servers.routes_openenv_tasks import OPENENV_TASK_ROUTES
-from mcpgym.servers.routes_tasks import TASK_ROUTES
 from mcpgym.servers.routes_ws import websocket_endpoint
 from mcpgym.servers.security import no_client_registration
 from mcpgym.servers.sessions import SessionManager
@@ -146,7 +144,9 @@ def create_app(
         Route("/health", routes_http.health, methods=["GET"]),
         Route("/metadata", routes_http.metadata, methods=["GET"]),
     ]
-    if settings.mode == "simulation":
+    if settings.mode == "simulation":  # the task routes are imported only where they are served
+        from mcpgym.servers.routes_tasks import TASK_ROUTES
+
         routes += [
             Route("/reset", routes_http.reset, methods=["POST"]),
             Route("/step", routes_http.step, methods=["POST"]),
@@ -170,6 +170,8 @@ def create_app(
 
         routes += ORS_WIRE_ROUTES
     if settings.mode == "simulation":  # OpenEnv's task-API paths are patterns: they go last
+        from mcpgym.servers.routes_openenv_tasks import OPENENV_TASK_ROUTES
+
         routes += OPENENV_TASK_ROUTES
     app = Starlette(
         routes=routes,

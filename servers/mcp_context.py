@@ -14,6 +14,11 @@
 
 from __future__ import annotations
 
+# First: `mcp` then loads without its client side (servers/mcp_lean.py).
+from mcpgym.servers import mcp_lean  # noqa: F401  # pyright: ignore[reportUnusedImport]
+
+# isort: split
+
 import json
 from collections.abc import Mapping
 from typing import Any, Literal, TypeVar

@@ -8,6 +8,11 @@ package's, not ours.
 
 from __future__ import annotations
 
+# First: `mcp` then loads without its client side (servers/mcp_lean.py).
+from mcpgym.servers import mcp_lean  # noqa: F401  # pyright: ignore[reportUnusedImport]
+
+# isort: split
+
 from dataclasses import dataclass, field
 from typing import Any
 

@@ -68,6 +68,7 @@ class McpMount:
                 sessions=self._sessions,
                 default_env=None,
                 timeout_s=self._settings.step_timeout_s,
+                asks_client=not self.json_response,  # SSE exactly when a tool may ask the client
             )
         return self._server
 

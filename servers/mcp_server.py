@@ -9,12 +9,18 @@ One `Server` object serves every MCP transport (Streamable HTTP on `/mcp`, stdio
   a stateful session keeps one for its lifetime, a stateless request gets a fresh one.
 
 Tools run with a `SessionToolContext` (servers/mcp_context.py) as their `ToolContext`; the
-2026-07-28 request state it uses for multi-round questions is sealed by `RequestStateBoundary`.
+2026-07-28 request state it uses for multi-round questions is sealed by `RequestStateBoundary`
+(servers/mcp_request_state.py).
 Content values become MCP content blocks (`tool_result`); tool failures become `isError` results
 (`error_result`); an unknown or hidden tool is JSON-RPC -32602.
 """
 
 from __future__ import annotations
+
+# First: `mcp` then loads without its client side (servers/mcp_lean.py).
+from mcpgym.servers import mcp_lean  # noqa: F401  # pyright: ignore[reportUnusedImport]
+
+# isort: split
 
 import contextvars
 import functools
@@ -27,7 +33,6 @@ from typing import TYPE_CHECKING, Any
 import mcp_types as types
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.server.lowlevel import Server
-from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter
@@ -43,6 +48,7 @@ from mcpgym.servers.mcp_context import (
     SessionToolContext,
     mcp_connection,
 )
+from mcpgym.servers.mcp_request_state import request_state_middleware
 from mcpgym.servers.sessions import Session, SessionManager
 
 if TYPE_CHECKING:
@@ -122,6 +128,7 @@ def build_mcp_server(
     sessions: SessionManager | None,
     default_env: Callable[[], Awaitable[MCPEnvironment]] | None = None,
     timeout_s: float | None = None,
+    asks_client: bool = True,
 ) -> Server[Any]:
     """Build the low-level MCP `Server` for an environment.
 
@@ -132,6 +139,9 @@ def build_mcp_server(
         default_env: the instance used when no transport set one (the production service).
         timeout_s: the per-call limit of every tool call (the server's `step_timeout_s`); MCP
             has no per-request timeout of its own.
+        asks_client: whether a tool may ask the client mid-call (takes a `ToolContext`; `True`
+            when the tools are not known up front): only then can a `requestState` be minted
+            (servers/mcp_request_state.py).
     """
 
     def input_schema(tool_name: str) -> dict[str, Any] | None:
@@ -215,9 +225,7 @@ def build_mcp_server(
         )
     # Seals the 2026-07-28 requestState that carries earlier answers (AES-GCM under a key of this
     # process): a client cannot read or forge it, and state from another process is refused.
-    server.middleware.append(
-        RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=name)
-    )
+    server.middleware.append(request_state_middleware(name, asks_client=asks_client))
     if sessions is not None and default_env is None:
         server.middleware.append(_per_connection_env(sessions))
     return server

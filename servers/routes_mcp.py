@@ -10,6 +10,11 @@ environment. OpenEnv's bare JSON-RPC dialect is answered beside spec MCP (server
 
 from __future__ import annotations
 
+# First: `mcp` then loads without its client side (servers/mcp_lean.py).
+from mcpgym.servers import mcp_lean  # noqa: F401  # pyright: ignore[reportUnusedImport]
+
+# isort: split
+
 import inspect
 import json
 from collections.abc import Mapping

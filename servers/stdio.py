@@ -12,6 +12,11 @@ to its newline without being buffered, and answered with -32600.
 
 from __future__ import annotations
 
+# First: `mcp` then loads without its client side (servers/mcp_lean.py).
+from mcpgym.servers import mcp_lean  # noqa: F401  # pyright: ignore[reportUnusedImport]
+
+# isort: split
+
 import contextlib
 import fcntl
 import json
@@ -67,6 +72,10 @@ def serve_stdio(
             sessions=None,
             default_env=service,
             timeout_s=timeout_s,
+            # no requestState sealing (nor its `cryptography` import) unless a tool can ask
+            asks_client=any(
+                getattr(spec, "context_param", None) is not None for spec in env.tool_specs.values()
+            ),
         )
         lines = CappedLines(_claim_stdin(), max_line_bytes)
         try:
