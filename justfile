@@ -24,7 +24,7 @@ setup:
 
 # Run the default test suite (in-process and real-socket tests; no npm, Docker or agent CLIs).
 test *ARGS: setup
-    {{py}} -m pytest -m "not interop and not conformance and not docker and not agents and not models and not web and not ray and not kubernetes and not trl and not podman and not validate and not venv and not swarm and not ors" {{ARGS}}
+    {{py}} -m pytest -m "not interop and not conformance and not docker and not agents and not models and not web and not ray and not kubernetes and not trl and not podman and not validate and not venv and not swarm and not ors and not verifiers" {{ARGS}}
 
 # Drive an mcpgym server with the released openenv package (own virtual environment).
 test-interop *ARGS: setup
@@ -188,3 +188,17 @@ test-swarm *ARGS: setup
     bash .ci/container-deps.sh docker.io debootstrap
     bash .ci/docker-engine.sh --check || trap 'bash .ci/docker-engine.sh --stop' EXIT
     {{py}} -m pytest -m swarm tests/pool/test_swarm.py {{ARGS}}
+
+# Export to Verifiers: verifiers 0.4.0's own `openenv` taskset (openenv-core 0.3.0) plays a
+# `mcpgym serve` server with a scripted player; venv built from PyPI into build/verifiers-venv.
+test-verifiers *ARGS: setup
+    #!/usr/bin/env bash
+    set -euo pipefail
+    vv=build/verifiers-venv
+    want="verifiers==0.4.0 openenv-core==0.3.0"
+    if [ "$(cat "$vv/.mcpgym-pins" 2>/dev/null)" != "$want" ]; then
+        rm -rf "$vv" && {{python}} -m venv "$vv"
+        "$vv/bin/python" -m pip install --quiet --disable-pip-version-check $want
+        echo "$want" > "$vv/.mcpgym-pins"
+    fi
+    MCPGYM_VERIFIERS_VENV="$vv" {{py}} -m pytest -m verifiers tests/verifiers {{ARGS}}

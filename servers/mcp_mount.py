@@ -18,8 +18,8 @@ from starlette.types import Receive, Scope, Send
 
 from mcpgym.errors import SessionError
 from mcpgym.mcp_env import MCPEnvironment
-from mcpgym.servers.principals import ProductionEnvs
 from mcpgym.servers.mcp_session_count import SessionCount
+from mcpgym.servers.principals import ProductionEnvs
 from mcpgym.servers.sessions import Session, SessionManager
 from mcpgym.servers.settings import ServerSettings
 

@@ -82,4 +82,3 @@ class SessionCount:
         for sid, seen in list(self._open.items()):
             if seen.in_flight == 0 and seen.last_active < deadline:
                 del self._open[sid]
-

@@ -29,7 +29,6 @@ from mcpgym.servers import create_app
 pytestmark = pytest.mark.server
 
 
-
 async def solve(client: Client) -> int:
     """Play GuessEnv to the end by bisection; returns the number of guesses."""
     low, high = 1, 100
