@@ -78,7 +78,7 @@ test-mcp-range *ARGS: setup
     "$low/bin/python" -m pip install --quiet --disable-pip-version-check -e ".[dev]" "mcp==2.0.0" "mcp-types==2.0.0"
     "$low/bin/python" -m pip install --quiet --disable-pip-version-check --dry-run -e . "verifiers==0.4.0"
     "$low/bin/python" -c "from importlib.metadata import version as v; print('mcp', v('mcp'), 'mcp-types', v('mcp-types'))"
-    "$low/bin/python" -m pytest -m "not interop and not conformance and not docker and not agents and not trl and not ray and not kubernetes and not models and not web and not ors" tests/servers tests/sdk {{ARGS}}
+    "$low/bin/python" -m pytest -m "not interop and not conformance and not docker and not agents and not trl and not ray and not kubernetes and not models and not web and not ors and not podman and not validate and not venv and not swarm and not verifiers" tests/servers tests/sdk tests/integrations {{ARGS}}
 
 # ORS environments (ors-sdk 0.1.0) served by mcpgym, against ORS's own tool calls (installs mcpgym[ors]).
 test-ors *ARGS: setup
