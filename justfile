@@ -24,7 +24,7 @@ setup:
 
 # Run the default test suite (in-process and real-socket tests; no npm, Docker or agent CLIs).
 test *ARGS: setup
-    {{py}} -m pytest -m "not interop and not conformance and not docker and not agents and not models and not web and not ray and not kubernetes and not trl and not podman and not validate and not venv and not swarm and not ors" {{ARGS}}
+    {{py}} -m pytest -m "not interop and not conformance and not docker and not agents and not models and not web and not ray and not kubernetes and not trl and not podman and not validate and not venv and not swarm and not ors and not verifiers" {{ARGS}}
 
 # Drive an mcpgym server with the released openenv package (own virtual environment).
 test-interop *ARGS: setup
@@ -78,7 +78,7 @@ test-mcp-range *ARGS: setup
     "$low/bin/python" -m pip install --quiet --disable-pip-version-check -e ".[dev]" "mcp==2.0.0" "mcp-types==2.0.0"
     "$low/bin/python" -m pip install --quiet --disable-pip-version-check --dry-run -e . "verifiers==0.4.0"
     "$low/bin/python" -c "from importlib.metadata import version as v; print('mcp', v('mcp'), 'mcp-types', v('mcp-types'))"
-    "$low/bin/python" -m pytest -m "not interop and not conformance and not docker and not agents and not trl and not ray and not kubernetes and not models and not web and not ors" tests/servers tests/sdk {{ARGS}}
+    "$low/bin/python" -m pytest -m "not interop and not conformance and not docker and not agents and not trl and not ray and not kubernetes and not models and not web and not ors and not podman and not validate and not venv and not swarm and not verifiers" tests/servers tests/sdk tests/integrations {{ARGS}}
 
 # ORS environments (ors-sdk 0.1.0) served by mcpgym, against ORS's own tool calls (installs mcpgym[ors]);
 # the ORS wire export played by ors.client.ORS and by openreward 0.1.167 (.tools/openreward-venv).
@@ -189,3 +189,17 @@ test-swarm *ARGS: setup
     bash .ci/container-deps.sh docker.io debootstrap
     bash .ci/docker-engine.sh --check || trap 'bash .ci/docker-engine.sh --stop' EXIT
     {{py}} -m pytest -m swarm tests/pool/test_swarm.py {{ARGS}}
+
+# Export to Verifiers: verifiers 0.4.0's own `openenv` taskset (openenv-core 0.3.0) plays a
+# `mcpgym serve` server with a scripted player; venv built from PyPI into build/verifiers-venv.
+test-verifiers *ARGS: setup
+    #!/usr/bin/env bash
+    set -euo pipefail
+    vv=build/verifiers-venv
+    want="verifiers==0.4.0 openenv-core==0.3.0"
+    if [ "$(cat "$vv/.mcpgym-pins" 2>/dev/null)" != "$want" ]; then
+        rm -rf "$vv" && {{python}} -m venv "$vv"
+        "$vv/bin/python" -m pip install --quiet --disable-pip-version-check $want
+        echo "$want" > "$vv/.mcpgym-pins"
+    fi
+    MCPGYM_VERIFIERS_VENV="$vv" {{py}} -m pytest -m verifiers tests/verifiers {{ARGS}}

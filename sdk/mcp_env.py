@@ -134,6 +134,10 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
     def parse_action(self, data: Any) -> ListToolsAction | CallToolAction:
         if not isinstance(data, dict):
             raise InvalidRequest("action must be a JSON object", errors=[{"field": "action"}])
+        if "type" not in data and "tool_name" in data:
+            # CallToolAction's own schema gives `type` a default, and clients that show a model
+            # that schema (verifiers' `openenv` taskset) send calls without it
+            data = {**data, "type": "call_tool"}
         if data.get("type") == "call_tool":  # the common case: skip the union's dispatch
             try:
                 return CallToolAction.model_validate(data)

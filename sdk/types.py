@@ -102,7 +102,9 @@ class CallToolAction(Action):
     arguments: dict[str, Any] = Field(default_factory=dict)
 
 
-MCPAction = Annotated[ListToolsAction | CallToolAction, Field(discriminator="type")]
+# Titled "Action" in JSON Schema: clients that read `/schema` (verifiers 0.4.0's `openenv`
+# taskset) recognise the generic MCP action by that title and then list the tools for the model.
+MCPAction = Annotated[ListToolsAction | CallToolAction, Field(discriminator="type", title="Action")]
 """The action type of an `MCPEnvironment`: list or call tools."""
 
 mcp_action_adapter: TypeAdapter[ListToolsAction | CallToolAction] = TypeAdapter(MCPAction)

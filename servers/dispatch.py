@@ -21,9 +21,10 @@ from mcpgym.errors import (
     SessionError,
     UnknownMessageType,
 )
+from mcpgym.mcp_env import MCPEnvironment
 from mcpgym.servers import wire_json
 from mcpgym.servers.sessions import Session
-from mcpgym.types import CallToolObservation, Observation
+from mcpgym.types import CallToolObservation, ListToolsAction, ListToolsObservation, Observation
 
 __all__ = ["Dispatcher", "McpFrameHandler", "error_frame", "observation_payload"]
 
@@ -108,6 +109,11 @@ class Dispatcher:
         env = session.env
         action = env.parse_action(action_data)
         if not session.started:
+            if isinstance(action, ListToolsAction) and isinstance(env, MCPEnvironment):
+                # OpenEnv's MCP environments list tools before any reset, and clients rely on
+                # it (verifiers' `openenv` taskset lists them first): a lookup, not a step.
+                listed = ListToolsObservation(tools=[s.info for s in env.visible_tools()])
+                return observation_payload(listed)
             raise SessionError("No episode: send reset before step.")
         timeout = self.default_timeout_s if timeout_s is None else _timeout(timeout_s)
         obs = await env.astep(action, timeout_s=timeout)

@@ -15,7 +15,8 @@ handler, the one the WebSocket `mcp` frame uses), so tools, mode tags, argument 
 error mapping are the other transports'. Auth, Origin and body limits are checked by `/mcp` before
 this module sees the request. Simulation sessions are `SessionManager` sessions (capacity, idle
 reaping, `env.close()`); in production a session is a lease on the principal's live instance,
-bounded by `max_sessions` and dropped when idle.
+bounded by `max_sessions` and dropped when idle. The dialect's wire shapes (what it claims, its
+envelopes, the result rewrite) are pure functions in servers/mcp_openenv_wire.py.
 """
 
 from __future__ import annotations
@@ -35,6 +36,17 @@ from starlette.websockets import WebSocket, WebSocketState
 
 from mcpgym.errors import CapacityReached, MCPGymError, SessionError
 from mcpgym.servers.dispatch import Dispatcher, error_frame
+from mcpgym.servers.mcp_openenv_wire import (
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    TOOLS,
+    asks_for_episode,
+    claims,
+    error,
+    host_allowed,
+    openenv_call_result,
+    result,
+)
 from mcpgym.servers.principals import ProductionEnvs
 from mcpgym.servers.security import check_bearer, origin_allowed
 from mcpgym.servers.sessions import Session, SessionManager
@@ -49,32 +61,6 @@ __all__ = [
     "serve_openenv",
     "websocket_attach",
 ]
-
-_TOOLS = ("tools/list", "tools/call")
-_METHOD_NOT_FOUND, _INVALID_PARAMS, _INTERNAL = -32601, -32602, -32603
-_EPISODE_FRAMES = (b'"reset"', b'"step"', b'"state"')
-
-
-def claims(headers: Headers, message: Any) -> bool:
-    """Whether a POSTed JSON-RPC `message` is OpenEnv's dialect rather than spec MCP."""
-    if not isinstance(message, dict) or "mcp-session-id" in headers:
-        return False
-    method: Any = message.get("method")  # pyright: ignore[reportUnknownMemberType]
-    if not isinstance(method, str):
-        return False
-    if method.startswith("openenv/"):
-        return True
-    if method not in _TOOLS:
-        return False
-    params: Any = message.get("params")  # pyright: ignore[reportUnknownMemberType]
-    if isinstance(params, dict) and "session_id" in params:
-        return True
-    # A spec client must accept SSE and, from 2026-07-28, names its protocol version; a request
-    # doing neither would be refused by the spec transport, so answering it changes no spec path.
-    spec_like = "text/event-stream" in headers.get("accept", "") or "mcp-protocol-version" in (
-        headers
-    )
-    return not spec_like and not (isinstance(params, dict) and "_meta" in params)
 
 
 @dataclass(eq=False, slots=True)
@@ -133,29 +119,29 @@ class OpenEnvDialect:
         if params is None:
             params = {}
         if not isinstance(params, dict):
-            return _error(rid, _INVALID_PARAMS, "params must be an object")
+            return error(rid, INVALID_PARAMS, "params must be an object")
         params = dict(params)  # pyright: ignore[reportUnknownArgumentType]
         try:
             if method == "openenv/session/create":
-                return _result(rid, {"session_id": await self._create(token)})
+                return result(rid, {"session_id": await self._create(token)})
             if method == "openenv/session/close":
                 sid = params.get("session_id")
                 if not isinstance(sid, str) or not sid:
-                    return _error(rid, _INVALID_PARAMS, "params.session_id is required")
+                    return error(rid, INVALID_PARAMS, "params.session_id is required")
                 await self._close(self._lease(sid, token))
-                return _result(rid, {"session_id": sid, "closed": True})
-            if method not in _TOOLS:
-                return _error(rid, _METHOD_NOT_FOUND, f"Method not found: {method}")
+                return result(rid, {"session_id": sid, "closed": True})
+            if method not in TOOLS:
+                return error(rid, METHOD_NOT_FOUND, f"Method not found: {method}")
             sid = params.pop("session_id", None)
             request = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
             if sid is None:
                 response = await self._once(request, token)
             elif not isinstance(sid, str):
-                return _error(rid, _INVALID_PARAMS, "params.session_id must be a string")
+                return error(rid, INVALID_PARAMS, "params.session_id must be a string")
             else:
                 response = await self._in_lease(self._lease(sid, token), request, token)
         except MCPGymError as err:
-            return _error(rid, err.jsonrpc_code, err.message, err.to_dict())
+            return error(rid, err.jsonrpc_code, err.message, err.to_dict())
         return response
 
     async def _create(self, token: str) -> str:
@@ -253,13 +239,13 @@ class OpenEnvDialect:
         finally:
             session.busy -= 1
             session.touch()
-        response = response or _result(request.get("id"), {})
+        response = response or result(request.get("id"), {})
         if request["method"] != "tools/call":
             return response
         name = request["params"].get("name")
         spec: Any = getattr(session.env, "tool_specs", {}).get(name)
         schema: Any = getattr(spec, "output_schema", None)
-        return _openenv_call_result(response, name, bool(schema and schema.get(WRAP_KEY)))
+        return openenv_call_result(response, name, bool(schema and schema.get(WRAP_KEY)))
 
     # -- the WebSocket attached to a session (`/ws?session_id=`) --------------------------------
 
@@ -307,7 +293,7 @@ class OpenEnvDialect:
                 return
             text: str | bytes = message.get("text") or message.get("bytes") or b""
             lease.last_active = time.monotonic()
-            if lease.session is None and _asks_for_episode(text):
+            if lease.session is None and asks_for_episode(text):
                 err = SessionError(
                     "production mode: episodes are not controlled by clients; call tools "
                     "over /mcp (tools/list, tools/call)"
@@ -327,82 +313,6 @@ class OpenEnvDialect:
                 await websocket.send_text(json.dumps(reply, separators=(",", ":"), default=str))
             if close_after:
                 return
-
-
-def _asks_for_episode(text: str | bytes) -> bool:
-    raw = text.encode() if isinstance(text, str) else text
-    try:
-        kind: Any = json.loads(raw).get("type")
-    except (ValueError, AttributeError):
-        return False
-    return f'"{kind}"'.encode() in _EPISODE_FRAMES
-
-
-def _result(rid: Any, result: Any) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": rid, "result": result}
-
-
-def _error(rid: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
-    error: dict[str, Any] = {"code": code, "message": message}
-    if data is not None:
-        error["data"] = data
-    return {"jsonrpc": "2.0", "id": rid, "error": error}
-
-
-def _openenv_call_result(response: dict[str, Any], name: Any, wrapped: bool) -> dict[str, Any]:
-    """A spec `CallToolResult` as OpenEnv's clients read it.
-
-    OpenEnv's client returns `result["data"]` (FastMCP's parsed value) and raises on a JSON-RPC
-    error; its own server reports a failing tool as `-32603` with the failure's message. So an
-    `isError` result becomes that error (the structured failure in `data`), and a success keeps
-    every spec field and adds `data`: the structured value (unwrapped when the tool's schema
-    wrapped a non-object), else the text of a single text block, else the content blocks.
-    """
-    result = response.get("result")
-    if not isinstance(result, dict):
-        return response
-    body: dict[str, Any] = dict(result)  # pyright: ignore[reportUnknownArgumentType]
-    content: Any = body.get("content") or []
-    if body.get("isError"):
-        detail: Any = body.get("structuredContent")
-        if not isinstance(detail, dict):
-            detail = _json_text(content)
-        message = detail.get("message") if isinstance(detail, dict) else None
-        text = str(message or _joined_text(content) or f"tool {name!r} failed")
-        return _error(response.get("id"), _INTERNAL, text, detail)
-    structured: Any = body.get("structuredContent")
-    if isinstance(structured, dict):
-        body["data"] = structured.get("result") if wrapped else structured  # pyright: ignore[reportUnknownMemberType]
-    elif isinstance(content, list) and len(content) == 1 and _is_text(content[0]):  # pyright: ignore[reportUnknownArgumentType]
-        body["data"] = content[0]["text"]
-    else:
-        body["data"] = content
-    return {**response, "result": body}
-
-
-def _is_text(block: Any) -> bool:
-    return isinstance(block, dict) and block.get("type") == "text"  # pyright: ignore[reportUnknownMemberType]
-
-
-def _joined_text(content: Any) -> str:
-    blocks: list[Any] = content if isinstance(content, list) else []  # pyright: ignore[reportUnknownVariableType]
-    return " ".join(str(b["text"]) for b in blocks if _is_text(b))
-
-
-def _json_text(content: Any) -> Any:
-    try:
-        return json.loads(_joined_text(content))
-    except ValueError:
-        return None
-
-
-def host_allowed(host: str | None, allowed: Sequence[str]) -> bool:
-    """The DNS-rebinding guard of spec `/mcp`: exact entries, or `name:*` for any port."""
-    if not host:
-        return False
-    if host in allowed:
-        return True
-    return any(a.endswith(":*") and host.startswith(a[:-1]) for a in allowed)
 
 
 async def serve_openenv(
@@ -439,7 +349,7 @@ async def serve_openenv(
             parsed = None
     if claims(headers, parsed):
         if not host_allowed(headers.get("host"), allowed_hosts):
-            await JSONResponse(_error(parsed.get("id"), -32600, "Invalid Host header"), 421)(
+            await JSONResponse(error(parsed.get("id"), -32600, "Invalid Host header"), 421)(
                 scope, receive, send
             )
             return None

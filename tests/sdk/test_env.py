@@ -429,6 +429,18 @@ def test_mcp_parse_action_reports_fields_without_the_discriminator() -> None:
     assert {e["field"] for e in caught.value.detail["errors"]} == {"tool_name", "arguments", "x"}
 
 
+def test_mcp_action_without_type_is_a_call_when_it_names_a_tool() -> None:
+    """CallToolAction's schema defaults `type`: a call without it (as verifiers' `openenv`
+    taskset sends what a model wrote from that schema) is a call; anything else is refused."""
+    env = Toolbox()
+    assert env.parse_action({"tool_name": "add", "arguments": {"a": 1}}) == CallToolAction(
+        tool_name="add", arguments={"a": 1}
+    )
+    for bad in ({}, {"arguments": {}}, {"tool_name": ""}, {"tool_name": "add", "arguments": []}):
+        with pytest.raises(InvalidRequest):
+            env.parse_action(bad)
+
+
 def test_metadata() -> None:
     meta = Toolbox().metadata()
     assert meta.name == "Toolbox"

@@ -66,6 +66,7 @@ def test_metadata_lists_the_tools_of_the_mode(
 def test_schema_describes_tool_actions_and_the_state(guess_client: TestClient) -> None:
     schema = guess_client.get("/schema").json()
     assert set(schema) == {"action", "observation", "state"}
+    assert schema["action"]["title"] == "Action"  # how clients recognise the generic MCP action
     action = json.dumps(schema["action"])
     assert '"list_tools"' in action and '"call_tool"' in action
     assert {"episode_id", "step_count", "guesses", "low", "high"} <= set(

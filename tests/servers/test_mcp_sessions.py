@@ -12,7 +12,6 @@ import json
 import socket
 import subprocess
 from collections.abc import Iterator
-from importlib.metadata import version
 from pathlib import Path
 
 import httpx
@@ -21,15 +20,13 @@ from mcp import Client
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
-from helpers.mcp import MCPGYM, http_client
+from helpers.mcp import LEGACY, MCPGYM, http_client
 from helpers.server import RunningServer, run_server
 from helpers.wait import wait_until
 from mcpgym.examples.guess import GuessEnv
 from mcpgym.servers import create_app
 
 pytestmark = pytest.mark.server
-
-_MCP_VERSION = tuple(int(x) for x in version("mcp").split(".")[:2])
 
 
 async def solve(client: Client) -> int:
@@ -67,12 +64,81 @@ async def test_production_state_outlives_sessions(production: RunningServer) -> 
     async with http_client(url, "legacy") as third:
         assert await leaderboard(third) == [guesses]
     # production MCP sessions hold no instance, and a closed one is no longer counted
-    if _MCP_VERSION < (2, 2):
-        # Known: on mcp 2.0/2.1 /health keeps counting closed production MCP sessions until
-        # they are reaped idle (the count comes from the session manager, which caps and
-        # tracks sessions itself only from 2.2). Tools and state above are unaffected.
-        pytest.xfail("mcp < 2.2: /health counts closed production MCP sessions until reaped")
     production.wait_for_sessions(0)
+
+
+def _initialize(session: str | None = None) -> tuple[dict[str, str], dict[str, object]]:
+    headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": LEGACY}
+    if session is not None:
+        headers["Mcp-Session-Id"] = session
+    body: dict[str, object] = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": LEGACY,
+            "capabilities": {},
+            "clientInfo": {"name": "count-test", "version": "0"},
+        },
+    }
+    return headers, body
+
+
+def _open_sessions(http: httpx.Client, n: int) -> list[str]:
+    opened: list[str] = []
+    for _ in range(n):
+        headers, body = _initialize()
+        response = http.post("/mcp", json=body, headers={**headers, **_AUTH})
+        assert response.status_code == 200, response.text
+        opened.append(response.headers["mcp-session-id"])
+    return opened
+
+
+_AUTH = {"Authorization": "Bearer tok-a"}
+_PRINCIPALS = {"tok-a": {"low": 1, "high": 100}}
+
+
+@pytest.mark.parametrize("mode", ["production", "simulation"])
+def test_health_counts_exactly_the_live_mcp_sessions(mode: str) -> None:
+    """Every way a session ends, on every supported `mcp`: DELETE ends it at once; a refused
+    DELETE (no token) or a forged or unknown id changes nothing."""
+    app = create_app(GuessEnv, mode=mode, principals=_PRINCIPALS)
+    with run_server(app) as server, httpx.Client(base_url=server.url, timeout=10) as http:
+        opened = _open_sessions(http, 3)
+        server.wait_for_sessions(3)
+        # forged ids, and an initialize that carries an unknown id, open and end nothing
+        for forged in ("nope", opened[0] + "x"):
+            headers, body = _initialize(forged)
+            assert http.post("/mcp", json=body, headers={**headers, **_AUTH}).status_code == 404
+            assert http.delete("/mcp", headers={**headers, **_AUTH}).status_code == 404
+        assert server.health()["sessions"] == 3
+        headers, _ = _initialize(opened[0])
+        assert http.delete("/mcp", headers=headers).status_code == 401
+        assert server.health()["sessions"] == 3
+        # a DELETE ends its session at once (no waiting for the idle timeout), for good
+        assert http.delete("/mcp", headers={**headers, **_AUTH}).status_code in (200, 204)
+        assert server.health()["sessions"] == 2
+        assert http.delete("/mcp", headers={**headers, **_AUTH}).status_code == 404
+        assert server.health()["sessions"] == 2
+        for sid in opened[1:]:
+            headers, _ = _initialize(sid)
+            assert http.delete("/mcp", headers={**headers, **_AUTH}).status_code in (200, 204)
+        assert server.health()["sessions"] == 0
+
+
+@pytest.mark.parametrize("mode", ["production", "simulation"])
+def test_health_stops_counting_idle_mcp_sessions_the_server_reaped(mode: str) -> None:
+    app = create_app(
+        GuessEnv, mode=mode, principals=_PRINCIPALS, idle_timeout_s=0.5, reap_interval_s=0.05
+    )
+    with run_server(app) as server, httpx.Client(base_url=server.url, timeout=10) as http:
+        opened = _open_sessions(http, 2)
+        server.wait_for_sessions(0, timeout=15)
+        # the count agrees with the transport: it has reaped them too (a request would revive a
+        # live one, so each id is asked once)
+        for sid in opened:
+            headers, _ = _initialize(sid)
+            assert http.delete("/mcp", headers={**headers, **_AUTH}).status_code == 404
 
 
 async def test_each_principal_gets_its_own_instance() -> None:

@@ -219,13 +219,20 @@ def test_bad_frame_gets_a_structured_error(
 
 
 def test_step_before_reset_is_a_session_error(guess_client: TestClient) -> None:
+    """Except `list_tools`: OpenEnv's MCP environments list tools before any reset and clients
+    rely on it (verifiers' `openenv` taskset); it is a lookup, not a step."""
     with guess_client.websocket_connect("/ws") as ws:
         error(request(ws, guess(1)), "SESSION_ERROR")
-        error(request(ws, {"type": "step", "data": {"type": "list_tools"}}), "SESSION_ERROR")
+        untyped = {"tool_name": "guess", "arguments": {"n": 1}}
+        error(request(ws, {"type": "step", "data": untyped}), "SESSION_ERROR")
+        listed = request(ws, {"type": "step", "data": {"type": "list_tools"}})
+        assert listed["type"] == "observation"
+        assert (listed["data"]["reward"], listed["data"]["done"]) == (None, False)
+        assert [t["name"] for t in listed["data"]["observation"]["tools"]] == ["guess", "hint"]
         request(ws, {"type": "reset"})
-        assert (
-            request(ws, {"type": "step", "data": {"type": "list_tools"}})["type"] == "observation"
-        )
+        assert request(ws, {"type": "state"})["data"]["step_count"] == 0
+        after = request(ws, {"type": "step", "data": {"type": "list_tools"}})
+        assert after["data"]["observation"]["tools"] == listed["data"]["observation"]["tools"]
 
 
 @pytest.fixture
