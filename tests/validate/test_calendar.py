@@ -35,6 +35,7 @@ def test_the_manifest_describes_suite_v2_and_keeps_v1_out_of_the_default_run() -
 def test_the_floor_gap_catches_blind_traps_on_suite_v1() -> None:
     report = validate(str(MANIFEST), tasks=["v1"], only=["check_floor_gap"])
     assert report.notes == ["tasks: v1 (50 episodes); not played: v2 (--tasks NAME plays one)"]
+    # (suite v1 is frozen: its 50 tasks never change)
     result = report.get("check_floor_gap")
     assert result is not None and result.status == "fail", report.to_text()
     paid = result.details["episodes"]

@@ -60,12 +60,14 @@ def test_passes_every_level_twice_with_the_same_report(
 def test_calendar_plays_suite_v2_and_says_what_it_sampled(
     reports: dict[str, tuple[Report, Report]],
 ) -> None:
-    report = reports["calendar"][0]
-    assert report.notes == ["tasks: v2 (51 episodes); not played: v1 (--tasks NAME plays one)"]
-    assert report.get("check_floor_gap").message.startswith("all 51 episodes")  # type: ignore[union-attr]
-    assert report.get("check_oracle_reaches_max").message == "51 episodes at 1"  # type: ignore[union-attr]
+    from calendar_gym.tasks.loader import load_suite
+
+    report, n = reports["calendar"][0], len(load_suite("2"))  # one episode per task
+    assert report.notes == [f"tasks: v2 ({n} episodes); not played: v1 (--tasks NAME plays one)"]
+    assert report.get("check_floor_gap").message.startswith(f"all {n} episodes")  # type: ignore[union-attr]
+    assert report.get("check_oracle_reaches_max").message == f"{n} episodes at 1"  # type: ignore[union-attr]
     for name in ("check_verifier_determinism", "check_replay", "check_random_floor"):
-        assert "5 of 51 episodes (sampled, seed 0)" in report.get(name).message  # type: ignore[union-attr]
+        assert f"5 of {n} episodes (sampled, seed 0)" in report.get(name).message  # type: ignore[union-attr]
     assert report.get("check_no_leakage").message == "3 canaries"  # type: ignore[union-attr]
 
 
