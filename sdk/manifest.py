@@ -55,6 +55,9 @@ MANIFEST_NAMES = ("mcpgym.yaml", "mcpgym.yml", "openenv.yaml")
 
 Mode = Literal["simulation", "production"]
 
+CANARY_MARK = "{canary}"
+"""Where a canary's `template` takes the planted answer."""
+
 
 @dataclass(frozen=True, slots=True)
 class ManifestProblem:
@@ -127,6 +130,13 @@ class Policies(_Model):
     null: str | None = None
 
 
+class CanaryCall(_Model):
+    """A tool call the validator plays in a canary's episode (aimed where the answer could go)."""
+
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
 class Canary(_Model):
     """A planted answer: a random value of `kind` passed as the reset option `option`."""
 
@@ -135,6 +145,26 @@ class Canary(_Model):
     min: int | None = None
     max: int | None = None
     reset: dict[str, Any] = Field(default_factory=dict)
+    template: Any = None
+    calls: list[CanaryCall] = Field(default_factory=list)
+    on_task: bool = True
+
+    def planted(self, value: Any) -> Any:
+        """The reset option's value with `value` planted: `template` with every `{canary}` in
+        its strings replaced (a string that is just the mark takes `value` itself), or `value`."""
+        if self.template is None:
+            return value
+
+        def fill(node: Any) -> Any:
+            if isinstance(node, str):
+                return value if node == CANARY_MARK else node.replace(CANARY_MARK, str(value))
+            if isinstance(node, dict):
+                return {k: fill(v) for k, v in node.items()}
+            if isinstance(node, list):
+                return [fill(v) for v in node]
+            return node
+
+        return fill(self.template)
 
 
 class EpisodeDecl(_Model):
@@ -151,6 +181,8 @@ class TaskSet(_Model):
     specs: str | None = None
     args: dict[str, Any] = Field(default_factory=dict)
     limit: int | None = None
+    validate_: bool = Field(default=True, alias="validate")
+    """`validate` in the file: whether `mcpgym validate` plays the set unless others are named."""
     episodes: list[EpisodeDecl] = Field(default_factory=list)
     seeds: list[int] = Field(default_factory=list)
 
@@ -260,6 +292,23 @@ def _consistency(m: Manifest) -> list[ManifestProblem]:
             ManifestProblem("timeouts", "episode_s is below step_s", "raise timeouts.episode_s")
         )
     for i, c in enumerate(m.canaries):
+        for j, made in enumerate(c.calls):
+            if m.tools is not None and made.tool not in names:
+                out.append(
+                    ManifestProblem(
+                        f"canaries[{i}].calls[{j}].tool",
+                        f"{made.tool!r} is not a declared tool",
+                        "call a tool listed under tools:",
+                    )
+                )
+        if c.template is not None and CANARY_MARK not in json.dumps(c.template):
+            out.append(
+                ManifestProblem(
+                    f"canaries[{i}].template",
+                    f"the template has no {CANARY_MARK!r}: nothing would be planted",
+                    f"put {CANARY_MARK!r} where the answer goes",
+                )
+            )
         if c.kind == "integer" and c.min is not None and c.max is not None and c.max - c.min < 1000:
             out.append(
                 ManifestProblem(

@@ -48,6 +48,13 @@ def register(sub: Any) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the validator's random choices")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--check", action="append", metavar="NAME", help="run only this check")
+    p.add_argument(
+        "--tasks",
+        action="append",
+        metavar="SET",
+        help="play this task set of the manifest (repeatable; default every set not marked "
+        "validate: false)",
+    )
     p.set_defaults(func=run_validate)
 
 
@@ -60,7 +67,12 @@ def run_validate(args: argparse.Namespace) -> int:
         return 2
     try:
         report = validate(
-            args.target, url=args.url, level=args.level, seed=args.seed, only=args.check
+            args.target,
+            url=args.url,
+            level=args.level,
+            seed=args.seed,
+            only=args.check,
+            tasks=args.tasks,
         )
     except ValueError as exc:
         print(f"mcpgym validate: error: {exc}", file=sys.stderr)

@@ -90,6 +90,7 @@ def validate(
     seed: int = 0,
     manifest: Manifest | None = None,
     only: list[str] | None = None,
+    tasks: list[str] | None = None,
 ) -> Report:
     """Validate an environment and return the `Report` (never raises for environment faults).
 
@@ -101,10 +102,12 @@ def validate(
         seed: fixes every random choice the validator makes (canaries, random calls).
         manifest: use this manifest instead of reading one.
         only: run only these checks (their prerequisites are not run: they count as passed).
+        tasks: play these task sets of the manifest (default every one not marked
+            `validate: false`).
     """
     if level not in LEVELS:
         raise ValueError(f"level must be one of {', '.join(LEVELS)}, not {level!r}")
-    ctx = Context(target, url=url, seed=seed, manifest=manifest)
+    ctx = Context(target, url=url, seed=seed, manifest=manifest, tasks=tasks)
     report = Report(target=ctx.label, level=level, bad_manifest=ctx.manifest_error is not None)
     upto = LEVELS.index(level)
     try:
@@ -113,6 +116,8 @@ def validate(
                 continue
             began = time.monotonic()
             report.add(_run_one(chk, ctx, report), time.monotonic() - began)
+        if upto > 0 and "specs" in ctx.cache:  # what the runtime and semantic checks played
+            report.notes.append(ctx.tasks_note())
     finally:
         ctx.close()
     return report

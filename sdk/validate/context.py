@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, cast
 
-from mcpgym.manifest import Manifest, ManifestError, find_manifest, load_manifest
+from mcpgym.manifest import Manifest, ManifestError, TaskSet, find_manifest, load_manifest
 from mcpgym.validate.base import Skip
 from mcpgym.validate.policies import Spec
 from mcpgym.validate.serve import LocalServer, ServerStartError
@@ -69,11 +69,13 @@ class Context:
         url: str | None = None,
         seed: int = 0,
         manifest: Manifest | None = None,
+        tasks: list[str] | None = None,
     ) -> None:
         self.label = target or url or (manifest.name if manifest else "?")
         self.url = url
         self.seed = seed
         self.manifest = manifest
+        self.tasks = tasks
         self.manifest_error: ManifestError | None = None
         self.manifest_path: Path | None = None
         self.entry_point: str | None = None
@@ -82,6 +84,10 @@ class Context:
         self._server_errors: dict[str, str] = {}
         self.cache: dict[str, Any] = {}
         self._resolve(target)
+        known = sorted(self.manifest.tasks) if self.manifest else []
+        unknown = [t for t in tasks or [] if self.manifest and t not in self.manifest.tasks]
+        if unknown:
+            raise ValueError(f"no task set {unknown[0]!r} in the manifest; known: {known}")
 
     # -- what is being validated -------------------------------------------------------------
 
@@ -210,14 +216,46 @@ class Context:
         digest = hashlib.sha256(f"{self.seed}/{purpose}".encode()).digest()
         return random.Random(int.from_bytes(digest[:8], "big"))
 
+    def task_sets(self) -> dict[str, TaskSet]:
+        """The task sets played: those named (`tasks=`), else every one not marked
+        `validate: false` (a frozen set kept for reproducibility)."""
+        found = self.manifest.tasks if self.manifest else {}
+        if self.tasks is not None:
+            return {n: found[n] for n in self.tasks if n in found}
+        return {n: ts for n, ts in found.items() if ts.validate_}
+
+    def tasks_note(self) -> str:
+        """What was played, for the report: task sets, episodes, the sets left out."""
+        played = self.task_sets()
+        left = sorted(set(self.manifest.tasks if self.manifest else {}) - set(played))
+        note = f"tasks: {', '.join(played) or 'seeds 0-2'} ({len(self.specs())} episodes)"
+        return note + (f"; not played: {', '.join(left)} (--tasks NAME plays one)" if left else "")
+
+    def sample(self, purpose: str, n: int, specs: list[Spec] | None = None) -> list[Spec]:
+        """`n` of `specs` (default every episode) spread over the set, in order, chosen by the
+        run's seed and `purpose`: the same run samples the same episodes."""
+        pool = self.specs() if specs is None else specs
+        if len(pool) <= n:
+            return list(pool)
+        chosen = sorted(self.rng(f"sample/{purpose}").sample(range(len(pool)), n))
+        return [pool[i] for i in chosen]
+
+    def sampled(self, got: int, of: int | None = None) -> str:
+        """How a sampling check says what it covered: `5 of 51 episodes (sampled, seed 0)`."""
+        total = len(self.specs()) if of is None else of
+        if got >= total:
+            return f"all {total} episodes"
+        return f"{got} of {total} episodes (sampled, seed {self.seed})"
+
     def specs(self) -> list[Spec]:
-        """The episodes of every task set (seeds 0..2 without any), distinct reset options."""
+        """The episodes of the played task sets (seeds 0..2 without any), distinct reset
+        options."""
         if "specs" in self.cache:
             return self.cache["specs"]
         m = self.manifest
         max_steps = m.episode.max_steps if m else 20
         out: list[Spec] = []
-        for name, ts in (m.tasks if m else {}).items():
+        for name, ts in self.task_sets().items():
             if ts.source == "seeds":
                 out += [Spec(f"{name}/seed{s}", {"seed": s}, max_steps=max_steps) for s in ts.seeds]
             elif ts.source == "episodes":

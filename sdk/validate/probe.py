@@ -104,12 +104,15 @@ def canary_value(ctx: Context, index: int) -> Any:
 
 
 def planted_spec(ctx: Context, index: int) -> tuple[Spec, str]:
-    """The first spec with canary `index` planted, and the planted value as text."""
+    """The first spec with canary `index` planted (or a bare episode with only the canary's
+    options, `on_task: false`), and the planted value as text."""
     m = ctx.require_manifest()
     if not m.canaries:
         raise Skip("no canary declared (canaries: [{option, kind}])")
     c = m.canaries[index]
     value = canary_value(ctx, index)
     base = ctx.specs()[0]
-    reset = {**dict(base.reset), **c.reset, c.option: value}
+    if not c.on_task:
+        base = Spec(f"canary{index}", {}, max_steps=base.max_steps)
+    reset = {**dict(base.reset), **c.reset, c.option: c.planted(value)}
     return replace(base, id=f"{base.id}+canary{index}", reset=reset), str(value)

@@ -75,6 +75,8 @@ class Report:
     results: list[CheckResult] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     bad_manifest: bool = False
+    notes: list[str] = field(default_factory=list)
+    """What the run covered (the task sets and episodes played); part of the report."""
 
     def add(self, result: CheckResult, seconds: float | None = None) -> None:
         """Record one result (and how long the check took)."""
@@ -123,6 +125,7 @@ class Report:
             "level": self.level,
             "exit_code": self.exit_code,
             "counts": self.counts(),
+            "notes": list(self.notes),
             "results": [asdict(r) for r in self.results],
         }
 
@@ -138,6 +141,7 @@ class Report:
         """A human-readable listing: one line per check, then the fix of each failure."""
         marks = {"pass": "PASS", "fail": "FAIL", "error": "ERROR", "skip": "SKIP", "n/a": "N/A "}
         lines = [f"mcpgym validate {self.target} (level {self.level})"]
+        lines += [f"  {note}" for note in self.notes]
         for r in self.results:
             mark = "WARN" if r.status == "fail" and r.severity == "warn" else marks[r.status]
             lines.append(f"  {mark:5} {r.name:34} {r.message}")

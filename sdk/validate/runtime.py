@@ -98,7 +98,7 @@ def check_reward_range(ctx: Context) -> str | None:
     if m.reward is None:
         raise Fail("the manifest declares no reward range", "add reward: {min: 0, max: 1}")
     trajs = list(ctx.cache.get("runtime_trajs", []))
-    trajs += [replay(ctx, s) for s in ctx.specs()[1:4]]
+    trajs += [replay(ctx, s) for s in ctx.sample("reward_range", 3, ctx.specs()[1:])]
     for t in trajs:
         if t.error and _non_finite(t.error):
             raise Fail(
@@ -310,7 +310,8 @@ def check_step_timeout(ctx: Context) -> str | None:
 @check("runtime", needs=("check_episode",))
 def check_determinism(ctx: Context) -> str | None:
     """The same seed and actions give the same observations, in two fresh sessions."""
-    for spec in ctx.specs()[:2]:
+    chosen = ctx.sample("determinism", 2)
+    for spec in chosen:
         a, b = replay(ctx, spec), replay(ctx, spec)
         if a.observations() != b.observations():
             raise Fail(
@@ -318,7 +319,7 @@ def check_determinism(ctx: Context) -> str | None:
                 "derive all randomness from reset's seed",
                 first=_diff(a.observations(), b.observations()),
             )
-    return None
+    return f"{ctx.sampled(len(chosen))} played twice"
 
 
 def _diff(a: list[Any], b: list[Any]) -> str:
@@ -379,17 +380,22 @@ def check_oracle_containment(ctx: Context) -> str | None:
     if not m.canaries:
         raise Skip("no canary declared (canaries: [{option, kind}])")
     rng = ctx.rng("containment")
-    for i in range(len(m.canaries)):
+    played = 0
+    for i, c in enumerate(m.canaries):
         spec, value = planted_spec(ctx, i)
+        scripts = [[call(made.tool, made.arguments) for made in c.calls]] if c.calls else []
         for t in sim_tools(ctx):
             schema = t.get("inputSchema") or {}
             tries = [empty_arguments(schema)] + [random_arguments(schema, rng) for _ in range(2)]
-            traj = run(ctx, spec, scripted([call(t["name"], a) for a in tries]))
-            for f in traj.frames:
+            scripts.append([call(t["name"], a) for a in tries])
+        played += len(scripts)
+        for script in scripts:
+            traj = run(ctx, spec, scripted(script))
+            for f, sent in zip(traj.frames, script, strict=False):
                 obs = (f.get("data") or {}).get("observation") or {}
                 if obs.get("error") is None and value in json.dumps(obs.get("result"), default=str):
                     raise Fail(
-                        f"tool {t['name']!r} returned the planted answer",
+                        f"tool {sent['tool_name']!r} returned the planted answer",
                         "no tool may read the answer, the oracle or the grader",
                     )
-    return None
+    return f"{len(m.canaries)} canaries, {played} call scripts"

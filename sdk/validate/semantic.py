@@ -97,7 +97,7 @@ def check_floor_gap(ctx: Context) -> str | None:
             "call, a lookup) before crediting an outcome",
             episodes=paid,
         )
-    return f"{len(ctx.specs())} tasks x {len(policies)} policies below {ceiling:g}"
+    return f"all {len(ctx.specs())} episodes x {len(policies)} policies below {ceiling:g}"
 
 
 def _texts_of(frame: dict[str, Any]) -> str:
@@ -110,7 +110,7 @@ def check_no_leakage(ctx: Context) -> str | None:
     m = ctx.require_manifest()
     if not m.canaries:
         raise Skip("no canary declared (canaries: [{option, kind}])")
-    for i in range(len(m.canaries)):
+    for i, c in enumerate(m.canaries):
         spec, value = planted_spec(ctx, i)
         s = ctx.session()
         try:
@@ -133,6 +133,8 @@ def check_no_leakage(ctx: Context) -> str | None:
                 call(t["name"], a) for a in (random_arguments(schema, rng), *enum_variants(schema))
             ]
             errors += run(ctx, spec, scripted(acts)).frames
+        if c.calls:  # the manifest's aimed calls: their errors must not hold it either
+            errors += run(ctx, spec, scripted([call(x.tool, x.arguments) for x in c.calls])).frames
         places["error texts"] = " ".join(
             _texts_of(e)
             for e in errors
@@ -154,8 +156,10 @@ def check_no_leakage(ctx: Context) -> str | None:
 def check_verifier_determinism(ctx: Context) -> str | None:
     """The same trajectory gets the same rewards every time it is graded."""
     reward = _reward(ctx)
-    for spec_id, traj in list(oracle_runs(ctx).items())[:5]:
-        spec = next(s for s in ctx.specs() if s.id == spec_id)
+    runs = oracle_runs(ctx)
+    chosen = ctx.sample("verifier", 5)
+    for spec in chosen:
+        spec_id, traj = spec.id, runs[spec.id]
         a = run(ctx, spec, scripted(traj.actions))
         b = run(ctx, spec, scripted(traj.actions))
         if a.rewards != b.rewards:
@@ -166,21 +170,23 @@ def check_verifier_determinism(ctx: Context) -> str | None:
                 f"{spec_id}: two gradings of one trajectory differ at step {at + 1}",
                 "grade from the episode's state only: no clock, no unseeded randomness",
             )
-    return f"score={reward.score}"
+    return f"{ctx.sampled(len(chosen))} graded twice, score={reward.score}"
 
 
 @check("semantic", needs=("check_verifier_determinism",))
 def check_replay(ctx: Context) -> str | None:
     """A recorded oracle trajectory replayed in a fresh session earns the recorded rewards."""
-    for spec_id, traj in list(oracle_runs(ctx).items())[:5]:
-        spec = next(s for s in ctx.specs() if s.id == spec_id)
+    runs = oracle_runs(ctx)
+    chosen = ctx.sample("replay", 5)
+    for spec in chosen:
+        traj = runs[spec.id]
         again = run(ctx, replace(spec, id=spec.id + "/replay"), scripted(traj.actions))
         if again.rewards != traj.rewards:
             raise Fail(
-                f"{spec_id}: the replay's rewards differ from the recorded ones",
+                f"{spec.id}: the replay's rewards differ from the recorded ones",
                 "rewards must depend only on the seed and the actions",
             )
-    return None
+    return f"{ctx.sampled(len(chosen))} replayed"
 
 
 @check("semantic", needs=(*_NEEDS, "check_verifier_determinism"), severity="warn")
@@ -191,7 +197,7 @@ def check_random_floor(ctx: Context) -> str | None:
     if not tools:
         raise Skip("no tools")
     scores = []
-    for spec in ctx.specs()[:5]:
+    for spec in ctx.sample("random", 5):
         rng = ctx.rng(f"random/{spec.id}")
         steps = min(spec.max_steps, 10)
         acts = []
@@ -202,4 +208,4 @@ def check_random_floor(ctx: Context) -> str | None:
     mean = sum(scores) / len(scores)
     if mean > reward.max - reward.gap:
         raise Fail(f"random play averages {mean:g}", "make the task need more than luck")
-    return f"mean {mean:g} over {len(scores)}"
+    return f"mean {mean:g} over {ctx.sampled(len(scores))}"

@@ -21,12 +21,21 @@ def test_the_manifest_is_valid_and_names_the_real_entry_point() -> None:
     assert report.exit_code == 0, report.to_text()
 
 
+def test_the_manifest_describes_suite_v2_and_keeps_v1_out_of_the_default_run() -> None:
+    m = load_manifest(MANIFEST)
+    assert {n: (ts.args["version"], ts.validate_) for n, ts in m.tasks.items()} == {
+        "v2": ("2", True),
+        "v1": ("1", False),
+    }
+    assert len(m.canaries) == 3 and all(not c.on_task for c in m.canaries)
+    assert {c.reset["error_mode"] for c in m.canaries} == {"structured", "plain", "google"}
+
+
 @pytest.mark.timeout(600)
 def test_the_floor_gap_catches_blind_traps_on_suite_v1() -> None:
-    m = load_manifest(MANIFEST)
-    suite = m.tasks["suite"]
-    v1 = suite.model_copy(update={"args": {**suite.args, "version": "1"}})
-    report = validate(manifest=m.model_copy(update={"tasks": {"v1": v1}}), only=["check_floor_gap"])
+    report = validate(str(MANIFEST), tasks=["v1"], only=["check_floor_gap"])
+    assert report.notes == ["tasks: v1 (50 episodes); not played: v2 (--tasks NAME plays one)"]
+    # (suite v1 is frozen: its 50 tasks never change)
     result = report.get("check_floor_gap")
     assert result is not None and result.status == "fail", report.to_text()
     paid = result.details["episodes"]

@@ -31,7 +31,16 @@ FULL: dict[str, Any] = {
     "timeouts": {"startup_s": 10, "reset_s": 1, "step_s": 1, "episode_s": 30},
     "episode": {"seeded": True, "max_steps": 5},
     "policies": {"oracle": "demo.p:oracle", "null": "builtin:idle"},
-    "canaries": [{"option": "code", "kind": "integer", "min": 0, "max": 100000, "reset": {}}],
+    "canaries": [
+        {"option": "code", "kind": "integer", "min": 0, "max": 100000, "reset": {}},
+        {
+            "option": "world",
+            "kind": "string",
+            "on_task": False,
+            "template": {"rows": [{"name": "{canary}", "note": "x {canary} y"}], "n": 1},
+            "calls": [{"tool": "a", "arguments": {"q": 1}}],
+        },
+    ],
     "tasks": {
         "a": {"source": "seeds", "seeds": [1]},
         "b": {
@@ -39,6 +48,7 @@ FULL: dict[str, Any] = {
             "episodes": [{"id": "x", "reset": {}, "prompt": "p", "data": {}}],
         },
         "c": {"source": "specs", "specs": "demo.t:specs", "args": {}, "limit": 3},
+        "old": {"source": "seeds", "seeds": [7], "validate": False},
     },
 }
 
@@ -47,7 +57,8 @@ def _objects(data: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     """Every path to an object the schema closes (free-form option objects excluded)."""
     out = []
     if isinstance(data, dict):
-        if path[-1:] not in (("reset",), ("args",), ("data",), ("tasks",)):
+        free = (("reset",), ("args",), ("data",), ("tasks",), ("arguments",))
+        if path[-1:] not in free and "template" not in path:
             out.append(path)
         for k, v in data.items():
             out += _objects(v, (*path, k))
@@ -73,6 +84,16 @@ def test_a_full_manifest_parses() -> None:
     m = parse_manifest(FULL)
     assert m.reward is not None and m.reward.gap == 0.2
     assert m.tools is not None and m.tools[0].finishes
+    assert [ts.validate_ for ts in m.tasks.values()] == [True, True, True, False]
+    assert m.canaries[0].on_task and not m.canaries[1].on_task
+
+
+def test_a_canary_is_planted_into_its_template() -> None:
+    code, world = parse_manifest(FULL).canaries
+    assert code.planted(12345) == 12345  # no template: the value is the option
+    assert world.planted(7) == {"rows": [{"name": 7, "note": "x 7 y"}], "n": 1}
+    assert world.planted("zq1") == {"rows": [{"name": "zq1", "note": "x zq1 y"}], "n": 1}
+    assert world.calls[0].tool == "a" and world.calls[0].arguments == {"q": 1}
 
 
 @pytest.mark.parametrize("path", _objects(FULL), ids=lambda p: ".".join(map(str, p)) or "top")
@@ -127,6 +148,17 @@ def test_a_misspelt_key_gets_a_did_you_mean(key: tuple[str, ...], typo: str, nea
         ({"policies": {"oracle": "not a path"}}, "policies.oracle"),
         ({"timeouts": {"step_s": 0}}, "timeouts.step_s"),
         ({"manifest_version": 2}, "manifest_version"),
+        (
+            {"canaries": [{"option": "x", "kind": "string", "template": {"a": 1}}]},
+            "canaries[0].template",
+        ),
+        (
+            {"canaries": [{"option": "x", "kind": "string", "calls": [{"tool": "zz"}]}]},
+            "canaries[0].calls[0].tool",
+        ),
+        ({"canaries": [{"option": "x", "kind": "string", "calls": [{}]}]}, "canaries[0].calls[0]"),
+        ({"canaries": [{"option": "x", "kind": "string", "on_task": "no"}]}, "canaries[0].on_task"),
+        ({"tasks": {"a": {"source": "seeds", "seeds": [1], "validate": 1}}}, "tasks.a.validate"),
     ],
 )
 def test_every_problem_names_its_path_and_a_fix(change: dict[str, Any], path: str) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from vault import FIXTURES
 
-from mcpgym.manifest import manifest_schema
+from mcpgym.manifest import Manifest, manifest_schema
 from mcpgym.servers.cli import main
 from mcpgym.servers.cli_init import scaffold
 from mcpgym.validate import CHECKS, CheckResult, Report, validate
@@ -156,3 +156,42 @@ def test_validate_a_running_server_by_url() -> None:
 
 def _failing_names(report: Report) -> list[str]:
     return [r.name for r in report.results if r.status in ("fail", "error")]
+
+
+def test_tasks_names_a_task_set_and_an_unknown_one_is_a_usage_error() -> None:
+    calendar = str(ROOT / "calendar_gym" / "mcpgym.yaml")
+    bad = mcpgym("validate", calendar, "--tasks", "v3", "--level", "static")
+    assert bad.returncode == 2 and "no task set 'v3'" in bad.stderr and "['v1', 'v2']" in bad.stderr
+    ok = mcpgym("validate", calendar, "--tasks", "v1", "--level", "static", "--json")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert json.loads(ok.stdout)["notes"] == []  # static checks play no episode
+
+
+def test_sampling_is_spread_ordered_and_fixed_by_the_seed() -> None:
+    from vault import manifest
+
+    from mcpgym.manifest import TaskSet
+    from mcpgym.validate.context import Context
+
+    def with_tasks(**sets: dict[str, object]) -> Manifest:
+        tasks = {n: TaskSet.model_validate(ts) for n, ts in sets.items()}
+        return manifest().model_copy(update={"tasks": tasks})
+
+    m = with_tasks(all={"source": "seeds", "seeds": list(range(40))})
+    runs = [Context(None, manifest=m, seed=s) for s in (0, 0, 1)]
+    picks = [[x.id for x in c.sample("floor", 5)] for c in runs]
+    assert picks[0] == picks[1] and picks[0] != picks[2]
+    ids = [s.id for s in runs[0].specs()]
+    assert len(ids) == 40 and len(set(picks[0])) == 5
+    assert picks[0] == [i for i in ids if i in picks[0]]  # in the set's order
+    assert [x.id for x in runs[0].sample("floor", 50)] == ids  # fewer than asked: all of them
+    assert runs[0].sampled(5) == "5 of 40 episodes (sampled, seed 0)"
+    assert runs[0].sampled(40) == "all 40 episodes"
+    frozen = with_tasks(
+        new={"source": "seeds", "seeds": [1]},
+        old={"source": "seeds", "seeds": [2], "validate": False},
+    )
+    assert [s.id for s in Context(None, manifest=frozen).specs()] == ["new/seed1"]
+    named = Context(None, manifest=frozen, tasks=["old"])
+    assert [s.id for s in named.specs()] == ["old/seed2"]
+    assert named.tasks_note() == "tasks: old (1 episodes); not played: new (--tasks NAME plays one)"
