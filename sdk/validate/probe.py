@@ -17,6 +17,7 @@ from mcpgym.validate.policies import Spec, Trajectory, call, empty_arguments, pl
 from mcpgym.validate.wire import Session
 
 __all__ = [
+    "ProbeUnavailable",
     "answering_tools",
     "canary_value",
     "oracle_runs",
@@ -25,6 +26,15 @@ __all__ = [
     "run",
     "sim_tools",
 ]
+
+
+# `play` words a transport failure (no reply, connection lost) "reset: ..." or "step: ...";
+# an answer the environment gave is worded "reset answered ..." / "step answered ...".
+_NO_REPLY = ("reset: ", "step: ")
+
+
+class ProbeUnavailable(RuntimeError):
+    """The probe could not be recorded because the server did not answer (the check errors)."""
 
 
 def run(
@@ -75,10 +85,18 @@ def probe_actions(ctx: Context, spec: Spec) -> list[dict[str, Any]]:
         actions: list[dict[str, Any]] | None = None
         if ctx.manifest is not None and ctx.manifest.policies.oracle:
             try:
-                traj = run(ctx, spec, ctx.load_policy("oracle"))
-                actions = traj.actions if traj.error is None else None
+                cached = ctx.cache.get("oracle_runs", {}).get(spec.id)  # level 3 played it already
+                traj = cached or run(ctx, spec, ctx.load_policy("oracle"))
             except Skip:
-                actions = None
+                traj = None
+            if traj is not None and traj.error is not None and traj.error.startswith(_NO_REPLY):
+                # The server did not answer the oracle (a load spike, a dead server): switching
+                # to another probe would make two reports of the same environment differ.
+                raise ProbeUnavailable(
+                    f"the oracle's episode on {spec.id!r} got no reply ({traj.error}); "
+                    "re-run on a less loaded machine or raise timeouts.step_s"
+                )
+            actions = traj.actions if traj is not None and traj.error is None else None
         if actions is None:
             finishing = {t["name"] for t in answering_tools(ctx)}
             tools = sorted(sim_tools(ctx), key=lambda t: (t["name"] in finishing, t["name"]))
