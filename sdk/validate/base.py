@@ -22,7 +22,15 @@ from typing import Any
 
 from mcpgym.validate.report import Level, Severity
 
-__all__ = ["CHECKS", "Check", "Fail", "NotApplicable", "Skip", "check"]
+__all__ = [
+    "CHECKS",
+    "Check",
+    "Fail",
+    "NotApplicable",
+    "Skip",
+    "check",
+    "count",
+]
 
 
 class Fail(Exception):
@@ -83,3 +91,8 @@ def check(
         return made
 
     return wrap
+
+
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """`n` and `noun` in agreement: `count(1, "step")` is "1 step", `count(2, "step")` "2 steps"."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 
 from mcpgym.types import CallToolObservation, ListToolsObservation
-from mcpgym.validate.base import Fail, NotApplicable, Skip, check
+from mcpgym.validate.base import Fail, NotApplicable, Skip, check, count
 from mcpgym.validate.context import Context
 from mcpgym.validate.mcp_http import McpHttp
 from mcpgym.validate.policies import call, empty_arguments, random_arguments, scripted
@@ -88,7 +88,7 @@ def check_episode(ctx: Context) -> str | None:
         if not isinstance(d.get("observation"), dict) or not isinstance(d.get("done"), bool):
             raise Fail(f"reply {i} lacks observation/done: {f!r:.300}", "return an Observation")
     ctx.cache["runtime_trajs"] = [traj]
-    return f"{len(traj.frames)} steps"
+    return count(len(traj.frames), "step")
 
 
 @check("runtime", needs=("check_episode",))
@@ -398,4 +398,4 @@ def check_oracle_containment(ctx: Context) -> str | None:
                         f"tool {sent['tool_name']!r} returned the planted answer",
                         "no tool may read the answer, the oracle or the grader",
                     )
-    return f"{len(m.canaries)} canaries, {played} call scripts"
+    return f"{count(len(m.canaries), 'canary', 'canaries')}, {count(played, 'call script')}"

@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from mcpgym.validate.base import Fail, Skip, check
+from mcpgym.validate.base import Fail, Skip, check, count
 from mcpgym.validate.context import Context
 from mcpgym.validate.policies import call, enum_variants, random_arguments, scripted
 from mcpgym.validate.probe import answering_tools, oracle_runs, planted_spec, run, sim_tools
@@ -149,7 +149,7 @@ def check_no_leakage(ctx: Context) -> str | None:
                 "never put the answer in observations, descriptions or error hints",
                 where=leaks,
             )
-    return f"{len(m.canaries)} canaries"
+    return count(len(m.canaries), "canary", "canaries")
 
 
 @check("semantic", needs=(*_NEEDS, "check_policies"))
