@@ -19,14 +19,13 @@ call has really finished (a thread's call may finish after its caller gave up).
 from __future__ import annotations
 
 import asyncio
-import functools
 import inspect
 import logging
 import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from mcpgym._workers import shared_pool
+from mcpgym._workers import DETACHED, DROPPED, Expired, Job, expire, shared_pool
 from mcpgym.errors import InstanceBusy
 
 __all__ = ["busy_error", "is_demoted", "run_async", "run_in_pool", "run_inline", "timeout_note"]
@@ -111,40 +110,56 @@ async def run_in_pool(
     kwargs: dict[str, Any],
     timeout_s: float | None,
 ) -> Any:
-    """A sync method in the shared pool; detached (and the instance marked overdue) on timeout."""
-    pool = shared_pool()
+    """A sync method in the shared pool; detached (and the instance marked overdue) on timeout.
+
+    The worker's outcome goes straight to `done` on the loop, which releases the instance's lock
+    when the call has really returned (also after its caller gave up) and wakes the caller.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def done(job: Job, ok: bool, value: Any) -> None:
+        lock.release()
+        if job.state is DETACHED:  # the overdue call returned: the instance is usable again
+            env.__dict__.pop("_mcpgym_overdue", None)
+        if not future.done():
+            if ok:
+                future.set_result(value)
+            else:
+                future.set_exception(value)
+
     try:
-        job = pool.submit(functools.partial(method, *args, **kwargs))
+        job = shared_pool().submit(method, args, kwargs, done=done)
     except BaseException:
         lock.release()
         raise
-    job.future.add_done_callback(lambda _: lock.release())
-    try:  # `wait`, not `await`: a cancelled caller must not cancel the call's future
-        done, _ = await asyncio.wait([job.future], timeout=timeout_s)
+    timer = None if timeout_s is None else loop.call_later(timeout_s, expire, future)
+    try:
+        result = await future
+    except Expired:
+        state = _give_up(env, lock, job, method, timeout_s)
+        raise TimeoutError({"still_running": True} if state == DETACHED else {}) from None
     except asyncio.CancelledError:
-        _give_up(env, pool.abandon(job), job, method, timeout_s)
+        _give_up(env, lock, job, method, timeout_s)
         raise
-    if not done:
-        state = pool.abandon(job)
-        _give_up(env, state, job, method, timeout_s)
-        raise TimeoutError({"still_running": True} if state == "detached" else {})
-    result = job.future.result()
+    finally:
+        if timer is not None:
+            timer.cancel()
     return (await result) if inspect.isawaitable(result) else result
 
 
-def _give_up(env: Any, state: str, job: Any, method: Any, timeout_s: float | None) -> None:
-    if state != "detached":
-        return
-    env.__dict__["_mcpgym_overdue"] = {
-        "call": getattr(method, "__name__", "call"),
-        "timeout_s": timeout_s,
-        "since": time.monotonic(),
-    }
-
-    def returned(_: Any) -> None:
-        env.__dict__.pop("_mcpgym_overdue", None)
-
-    job.future.add_done_callback(returned)
+def _give_up(env: Any, lock: asyncio.Lock, job: Job, method: Any, timeout_s: float | None) -> str:
+    """Stop waiting for `job`; a detached call marks the instance overdue until it returns."""
+    state = shared_pool().abandon(job)
+    if state == DROPPED:  # it never ran, so `done` never runs: the lock is free now
+        lock.release()
+    elif state == DETACHED:
+        env.__dict__["_mcpgym_overdue"] = {
+            "call": getattr(method, "__name__", "call"),
+            "timeout_s": timeout_s,
+            "since": time.monotonic(),
+        }
+    return state
 
 
 async def run_inline(
