@@ -106,20 +106,20 @@ class WorkerPool:
 
     Up to `size` threads do the work, but only as many are *awake* as the work needs: a thread
     that finishes a call takes the next one waiting without sleeping, and another thread is woken
-    only when nobody is awake, or when work has waited `SPILL_AFTER_S` (1 ms) while every awake
-    thread is still inside its call (it may be blocked on I/O). Pure-Python calls from many
-    sessions thus run back to back in one thread, with one wake-up per burst instead of one per
-    call and no GIL hand-offs between idle-spinning threads, while a blocking call costs the
-    others at most about a millisecond.
+    only when none is awake, or when work waits and no call finished for `SPILL_AFTER_S` (2 ms):
+    then every awake thread is stuck inside its call (blocked on I/O, a lock, a sleep). While
+    calls keep finishing, the work waits only for the CPU, which more threads would not add (the
+    GIL) but would fight over. Quick calls from many sessions thus run back to back in one
+    thread with one wake-up per burst, while a blocking call holds up the others ~2 ms.
 
-    When work waits and a running call has taken longer than `SLOW_AFTER_S`, that call stops
-    counting against `size` (it is *slow*) and a new thread takes the waiting work, so a few long
-    calls never make quick ones wait for them. A slow call's thread rejoins the pool when it
-    finishes if there is room, else it exits. Threads in all (live, slow, detached) never exceed
-    `size + MAX_EXTRA`; beyond that, work waits.
+    When no call finished for `SLOW_AFTER_S` while work waits, every call running longer than
+    that stops counting against `size` (it is *slow*) and new threads take the waiting work, so
+    a few long calls never make quick ones wait for them. A slow call's thread rejoins the pool
+    when it finishes if there is room, else it exits. Threads in all (live, slow, detached)
+    never exceed `size + MAX_EXTRA`; beyond that, work waits.
     """
 
-    SPILL_AFTER_S = 0.001
+    SPILL_AFTER_S = 0.002
     SLOW_AFTER_S = 0.05
     MAX_EXTRA = 256
 
@@ -135,6 +135,9 @@ class WorkerPool:
         self._slow = 0  # threads running a slow call (not counted against `size`)
         self._detached = 0  # threads still running a timed-out call
         self._seq = 0
+        self._done = 0  # calls finished, ever (read by `_rebalance` to see progress)
+        self._done_seen = 0
+        self._progress_at = 0.0  # when `_rebalance` last saw a call finish
         self._timer: asyncio.AbstractEventLoop | None = None  # the loop a rebalance is due on
 
     # -- what callers use ------------------------------------------------------------------------
@@ -235,28 +238,30 @@ class WorkerPool:
         return False
 
     def _rebalance(self, loop: asyncio.AbstractEventLoop) -> None:
-        """On the loop thread, while work waits: wake a thread if every awake one is stuck in
-        its call, and take calls running past SLOW_AFTER_S off the pool's capacity."""
+        """On the loop thread, every SPILL_AFTER_S while work waits. Calls finishing means the
+        work only waits for the CPU (the GIL): nothing to do. No call finished for a tick: every
+        awake thread is stuck inside its call, so wake one more; none for SLOW_AFTER_S: take the
+        calls running past SLOW_AFTER_S off the pool's capacity and start threads in their place.
+        """
         with self._lock:
             if self._timer is loop:
                 self._timer = None
-            if not self._queue:
-                return
             now = _clock()
-            churning = self._awake  # awake threads between calls, or just into a call
-            for job in self._running:
-                if job.slow:
-                    continue
-                ran = now - job.started
-                if ran >= self.SPILL_AFTER_S:
-                    churning -= 1
-                if ran > self.SLOW_AFTER_S:
-                    job.slow = True
-                    self._live -= 1
-                    self._awake -= 1
-                    self._slow += 1
-            if churning <= 0:
+            if self._done != self._done_seen:
+                self._done_seen = self._done
+                self._progress_at = now
+            elif self._queue:
                 self._wake()
+                if now - self._progress_at > self.SLOW_AFTER_S:
+                    for job in self._running:
+                        if not job.slow and now - job.started > self.SLOW_AFTER_S:
+                            job.slow = True
+                            self._live -= 1
+                            self._awake -= 1
+                            self._slow += 1
+                    for _ in range(min(len(self._queue), self.size)):
+                        if not self._wake():
+                            break
             if self._queue and self._timer is None:
                 self._timer = loop
                 loop.call_later(self.SPILL_AFTER_S, self._rebalance, loop)
@@ -300,6 +305,7 @@ class WorkerPool:
                 self._detached -= 1
                 return False
             job.state = DONE
+            self._done += 1
             if job.slow:
                 self._slow -= 1
                 if self._live >= self.size:
