@@ -23,15 +23,45 @@ import inspect
 import logging
 import time
 from collections.abc import Callable, Coroutine
+from types import CodeType, FunctionType
 from typing import Any
 
 from mcpgym._workers import DETACHED, DROPPED, Expired, Job, expire, shared_pool
 from mcpgym.errors import InstanceBusy
 
-__all__ = ["busy_error", "is_demoted", "run_async", "run_in_pool", "run_inline", "timeout_note"]
+__all__ = [
+    "busy_error",
+    "is_coroutine_function",
+    "is_demoted",
+    "run_async",
+    "run_in_pool",
+    "run_inline",
+    "timeout_note",
+]
 
 log = logging.getLogger("mcpgym")
 _clock = time.perf_counter
+
+
+_ASYNC_BY_CODE: dict[CodeType, bool] = {}
+_PLAIN_RESULTS = frozenset({type(None), bool, int, float, str, bytes, dict, list, tuple})
+
+
+def is_coroutine_function(method: Callable[..., Any]) -> bool:
+    """`inspect.iscoroutinefunction`, remembered per code object for plain functions and bound
+    methods (the per-call path; code objects are few and live as long as their functions)."""
+    func = getattr(method, "__func__", method)
+    if type(func) is not FunctionType or func.__dict__:  # partials, marked functions: ask inspect
+        return inspect.iscoroutinefunction(method)
+    code = func.__code__
+    known = _ASYNC_BY_CODE.get(code)
+    if known is None:
+        known = _ASYNC_BY_CODE[code] = inspect.iscoroutinefunction(func)
+    return known
+
+
+def _awaitable(value: Any) -> bool:
+    return type(value) not in _PLAIN_RESULTS and inspect.isawaitable(value)
 
 
 def busy_error(env: Any) -> InstanceBusy:
@@ -145,7 +175,7 @@ async def run_in_pool(
     finally:
         if timer is not None:
             timer.cancel()
-    return (await result) if inspect.isawaitable(result) else result
+    return (await result) if _awaitable(result) else result
 
 
 def _give_up(env: Any, lock: asyncio.Lock, job: Job, method: Any, timeout_s: float | None) -> str:
@@ -176,7 +206,7 @@ async def run_inline(
         start = _clock()
         result = method(*args, **kwargs)
         held = _clock() - start
-        if inspect.isawaitable(result):
+        if _awaitable(result):
             result = await result
     finally:
         lock.release()
