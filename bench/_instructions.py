@@ -96,7 +96,12 @@ async def _mcp_calls(url: str, n: int) -> None:
 
 
 def server_instructions(
-    name: str, steps: int, tmp: Path, kinds: tuple[str, ...] = ("ws",), repeats: int = 1
+    name: str,
+    steps: int,
+    tmp: Path,
+    kinds: tuple[str, ...] = ("ws",),
+    repeats: int = 1,
+    warmup: int = 300,
 ) -> dict[str, list[float]]:
     """Instructions per request of server `name` under callgrind, for each kind ("ws": a WS
     call_tool step, "mcp": a `/mcp` tools/call) in `repeats` separate windows of `steps`."""
@@ -123,7 +128,7 @@ def server_instructions(
             time.sleep(0.5)
         for kind in kinds:
             fn, url = drive[kind]
-            asyncio.run(fn(url, 300))  # warm-up, not counted
+            asyncio.run(fn(url, warmup))  # warm-up, not counted
             for r in range(repeats):
                 label = f"{kind}{r}"
                 _ctl("-z", str(proc.pid))
