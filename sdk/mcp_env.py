@@ -267,9 +267,14 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
             return await self.afinish_step(action, self._list_observation())
         tool_ctx = self._simulation_context(action.tool_name)
         try:
-            with use_context(tool_ctx) if tool_ctx else contextlib.nullcontext():
+            if tool_ctx is None:  # the common case: no context to install
                 result = await self.invoke_tool(action.tool_name, action.arguments, timeout_s)
-            obs = CallToolObservation(tool_name=action.tool_name, result=result)
+            else:
+                with use_context(tool_ctx):
+                    result = await self.invoke_tool(action.tool_name, action.arguments, timeout_s)
+            # `result` is JSON data already (ToolSpec.dump_result) and `tool_name` a validated
+            # str: `Any` would validate nothing, so skip the validator on the per-call path.
+            obs = CallToolObservation.model_construct(tool_name=action.tool_name, result=result)
         except ToolError as err:
             obs = CallToolObservation(
                 tool_name=action.tool_name, error=ToolErrorInfo(**err.to_info())
