@@ -272,9 +272,7 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
             else:
                 with use_context(tool_ctx):
                     result = await self.invoke_tool(action.tool_name, action.arguments, timeout_s)
-            # `result` is JSON data already (ToolSpec.dump_result) and `tool_name` a validated
-            # str: `Any` would validate nothing, so skip the validator on the per-call path.
-            obs = CallToolObservation.model_construct(tool_name=action.tool_name, result=result)
+            obs = CallToolObservation(tool_name=action.tool_name, result=result)
         except ToolError as err:
             obs = CallToolObservation(
                 tool_name=action.tool_name, error=ToolErrorInfo(**err.to_info())
