@@ -50,9 +50,9 @@ def test_bench_quick_ws1_prints_a_ratio(tmp_path: Path) -> None:
 @pytest.mark.timeout(60)
 def test_instruction_counts_are_skipped_with_a_reason_without_valgrind(tmp_path: Path) -> None:
     out = tmp_path / "bench.json"
+    run_py = str(ROOT / "bench" / "run.py")
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "run.py"), "--quick", "--only", "instructions"]
-        + ["--json", str(out)],
+        [sys.executable, run_py, "--quick", "--only", "instructions", "--json", str(out)],
         cwd=ROOT,
         capture_output=True,
         text=True,
