@@ -30,6 +30,12 @@ class Comparison:
     def rate(self, name: str) -> float:
         return self.best(name).rate
 
+    def legacy(self, what: str = "rate") -> float | None:
+        """The old asyncio/h11 floor's best rate (or least CPU per op: `what="cpu"`), if run."""
+        if "floor-h11" not in self.runs:
+            return None
+        return self.rate("floor-h11") if what == "rate" else self.cpu_us("floor-h11")
+
     def cpu_us(self, name: str) -> float:
         return min(r.server_us_per_op for r in self.runs[name])
 
@@ -68,14 +74,18 @@ class Bench:
         procs: int,
         rounds: int | None = None,
         mcpgym: str = "mcpgym",
+        legacy: bool = False,
     ) -> Comparison:
         """Alternate floor and mcpgym windows for `rounds` rounds (default `cfg.rounds`).
 
         `mcpgym` names the server in the mcpgym role (e.g. "mcpgym-production"); the result's
-        runs are keyed by role, "floor" and "mcpgym".
+        runs are keyed by role, "floor" and "mcpgym", and "floor-h11" with `legacy` (the old
+        asyncio/h11 floor, a second floor column).
         """
-        roles = {"floor": "floor", "mcpgym": mcpgym}
-        runs: dict[str, list[Run]] = {"floor": [], "mcpgym": []}
+        roles = {"floor": "floor", "mcpgym": mcpgym} | (
+            {"floor-h11": "floor-h11"} if legacy else {}
+        )
+        runs: dict[str, list[Run]] = {role: [] for role in roles}
         drivers: dict[str, Driver] = {}
         try:
             for role, name in roles.items():
@@ -83,7 +93,8 @@ class Bench:
                 drivers[role] = Driver(srv, spec_for(srv), procs, self.cfg)
                 await drivers[role].start()
             for r in range(rounds or self.cfg.rounds):
-                for name in ("floor", "mcpgym") if r % 2 == 0 else ("mcpgym", "floor"):
+                order = list(roles) if r % 2 == 0 else list(roles)[::-1]
+                for name in order:
                     run = await drivers[name].window()
                     if run.errors:
                         raise RuntimeError(
@@ -108,16 +119,18 @@ class Measurement:
     name: str
     title: str
     fn: Measure
+    budget_s: float = 0.0  # time it needs on top of the run's budget (bench/run.py adds it)
 
 
 MEASUREMENTS: dict[str, Measurement] = {}
 
 
-def measurement(name: str, title: str) -> Callable[[Measure], Measure]:
-    """Register a measurement under `name` (the `--only` key); runs in registration order."""
+def measurement(name: str, title: str, budget_s: float = 0.0) -> Callable[[Measure], Measure]:
+    """Register a measurement under `name` (the `--only` key); runs in registration order.
+    `budget_s`: seconds it adds to the run's time budget when selected."""
 
     def register(fn: Measure) -> Measure:
-        MEASUREMENTS[name] = Measurement(name, title, fn)
+        MEASUREMENTS[name] = Measurement(name, title, fn, budget_s)
         return fn
 
     return register

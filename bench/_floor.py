@@ -23,7 +23,7 @@ import argparse
 import json
 from typing import Any
 
-__all__ = ["UVICORN_SETTINGS", "create_floor_app", "resolve_auto"]
+__all__ = ["LEGACY_SETTINGS", "UVICORN_SETTINGS", "create_floor_app", "resolve_auto"]
 
 # What `mcpgym serve` passes to uvicorn.run (servers/cli.py), plus the implementations uvicorn's
 # "auto" picks when uvloop, httptools and websockets are installed (checked by bench/run.py).
@@ -37,6 +37,15 @@ UVICORN_SETTINGS: dict[str, Any] = {
     "ws_ping_interval": 20.0,
     "ws_ping_timeout": 20.0,
     "timeout_graceful_shutdown": 5,
+}
+
+
+# The floor before issue 17: the same app on uvicorn's pure-Python stack (asyncio loop, h11,
+# the `websockets` legacy protocol), kept as a second floor column (`--legacy`).
+LEGACY_SETTINGS: dict[str, Any] = UVICORN_SETTINGS | {
+    "loop": "asyncio",
+    "http": "h11",
+    "ws": "websockets",
 }
 
 
@@ -159,10 +168,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="bare Starlette+uvicorn echo floor")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, required=True)
+    parser.add_argument(
+        "--legacy", action="store_true", help="asyncio + h11 + websockets (the old floor)"
+    )
     args = parser.parse_args()
     import uvicorn
 
-    uvicorn.run(create_floor_app(), host=args.host, port=args.port, **UVICORN_SETTINGS)
+    settings = LEGACY_SETTINGS if args.legacy else UVICORN_SETTINGS
+    uvicorn.run(create_floor_app(), host=args.host, port=args.port, **settings)
 
 
 if __name__ == "__main__":

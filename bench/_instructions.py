@@ -10,6 +10,9 @@ Two modes (needs `valgrind`; slow: ~1-2 minutes each):
   components  in-process: each part of mcpgym's per-step path (Dispatcher.handle_text and the
               reply encoding) run N times under callgrind, instrumentation toggled around each.
 
+`bench/run.py --only instructions` runs the servers mode for WS steps and `/mcp` tools/call
+(bench/_measure_instructions.py).
+
 Usage: python bench/_instructions.py [servers|components] [--steps N]
 """
 
@@ -31,7 +34,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _measure_load import RESET_FRAME, STEP_FRAME
+from _measure_load import MCP_CALL, RESET_FRAME, STEP_FRAME
 from _servers import HOST, ROOT, _health_ok, free_port, server_command
 
 
@@ -60,7 +63,48 @@ async def _steps(url: str, n: int) -> None:
             json.loads(await ws.recv())
 
 
-def server_instructions(name: str, steps: int, tmp: Path) -> float:
+async def _mcp_calls(url: str, n: int) -> None:
+    """`n` tools/call requests on one 2025-11-25 session, as bench/_load.py's MCP client."""
+    from _load import _MCP_HEADERS, _MCP_VERSION, _header, _Http1
+
+    conn = _Http1(url)
+    await conn.open()
+    try:
+        init = {
+            "jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": _MCP_VERSION, "capabilities": {},
+                       "clientInfo": {"name": "mcpgym-bench", "version": "1"}},
+        }  # fmt: skip
+        status, raw, _ = await conn.request(
+            conn.head("POST", _MCP_HEADERS), json.dumps(init).encode()
+        )
+        session = _header(raw, b"mcp-session-id")
+        if status != 200 or not session:
+            raise RuntimeError(f"initialize: {status}")
+        head = conn.head(
+            "POST", _MCP_HEADERS | {"Mcp-Session-Id": session, "Mcp-Protocol-Version": _MCP_VERSION}
+        )
+        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        await conn.request(head, json.dumps(note).encode())
+        for i in range(n):
+            body = {"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": MCP_CALL}
+            status, _, reply = await conn.request(head, json.dumps(body).encode())
+            if status != 200 or "result" not in json.loads(reply):
+                raise RuntimeError(f"tools/call: {status} {reply[:200]!r}")
+    finally:
+        await conn.close()
+
+
+def server_instructions(
+    name: str,
+    steps: int,
+    tmp: Path,
+    kinds: tuple[str, ...] = ("ws",),
+    repeats: int = 1,
+    warmup: int = 300,
+) -> dict[str, list[float]]:
+    """Instructions per request of server `name` under callgrind, for each kind ("ws": a WS
+    call_tool step, "mcp": a `/mcp` tools/call) in `repeats` separate windows of `steps`."""
     port = free_port()
     out = str(tmp / f"cg.{name}")
     cmd = [
@@ -71,28 +115,41 @@ def server_instructions(name: str, steps: int, tmp: Path) -> float:
         cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True,
     )  # fmt: skip
+    drive = {
+        "ws": (_steps, f"ws://{HOST}:{port}/ws"),
+        "mcp": (_mcp_calls, f"http://{HOST}:{port}/mcp"),
+    }
+    per: dict[str, list[float]] = {kind: [] for kind in kinds}
     try:
         deadline = time.monotonic() + 300
         while not _health_ok(port):
             if proc.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit(f"{name} under valgrind did not start")
+                raise RuntimeError(f"{name} under valgrind did not start")
             time.sleep(0.5)
-        url = f"ws://{HOST}:{port}/ws"
-        asyncio.run(_steps(url, 300))  # warm-up, not counted
-        ctl = ["callgrind_control"]
-        subprocess.run([*ctl, "-i", "on", str(proc.pid)], check=True, capture_output=True)
-        asyncio.run(_steps(url, steps))
-        subprocess.run([*ctl, "-i", "off", str(proc.pid)], check=True, capture_output=True)
-        subprocess.run([*ctl, "-d", str(proc.pid)], check=True, capture_output=True)
+        for kind in kinds:
+            fn, url = drive[kind]
+            asyncio.run(fn(url, warmup))  # warm-up, not counted
+            for r in range(repeats):
+                label = f"{kind}{r}"
+                _ctl("-z", str(proc.pid))
+                _ctl("-i", "on", str(proc.pid))
+                asyncio.run(fn(url, steps))
+                _ctl("-i", "off", str(proc.pid))
+                _ctl("-d", label, str(proc.pid))
+                totals = dict(_totals(out))
+                per[kind].append(totals.get(label, 0) / steps)
     finally:
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
-    return sum(total for _, total in _totals(out)) / steps
+    return per
 
 
 def servers(steps: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        per = {name: server_instructions(name, steps, Path(tmp)) for name in ("floor", "mcpgym")}
+        per = {
+            name: server_instructions(name, steps, Path(tmp))["ws"][0]
+            for name in ("floor", "mcpgym", "mcpgym-pool")
+        }
     print(f"user-space instructions per single-session WS tool-call step ({steps} steps):")
     for name, n in per.items():
         print(f"  {n / 1e3:8.1f} k  {name}")

@@ -16,10 +16,14 @@ import sys
 
 import httpx
 from _bench import Bench, measurement
+from _issue_table import Line as _Line
 from _servers import HOST, Server, server_command
 from _table import Row
 
 LIMIT_RSS_MB = 60.0  # issue 17: production idle RSS
+
+# bench/_issue_table.py: this module's line of issue 17's table
+ISSUE_TABLE = [_Line("production idle RSS", ("rss_idle_prod_mb",), f"≤ {LIMIT_RSS_MB:g} MB")]
 
 # `mcpgym serve` with `mcp` (and through it the client side and cryptography) imported first.
 _FULL_MCP = (

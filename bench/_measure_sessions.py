@@ -1,40 +1,49 @@
 """The session sweep (issue 17): aggregate WS tool-call steps/s, p50/p99 and server CPU per step
-at K = 10, 100, 500 and 1,000 concurrent sessions (ws1 gives K = 1), beside the floor,
+at K = 1, 10, 100, 500 and 1,000 concurrent sessions, beside the floor (and the old asyncio/h11
+floor as a second column),
 with the targets as ✓/✗ rows: aggregate ≥ 0.7x the floor up to K = 500 and ≥ 0.6x at 1,000; p99
 ≤ 20 / 60 / 150 ms at K = 100 / 500 / 1,000; server CPU per step flat (≤ 1.1x) from K = 100 to
 1,000. `mcpgym serve` runs with its default `--max-sessions`, so a default that cannot hold the
-sweep fails it (CAPACITY_REACHED replies are errors)."""
+sweep fails it (CAPACITY_REACHED replies are errors).
+
+`sessions-pool` is the same sweep against `mcpgym-pool` (the game with `blocking = True`, the
+default, so every step crosses the worker pool): the pool's cost per step must stay flat too."""
 
 from __future__ import annotations
 
 from _bench import Bench, Comparison, measurement
+from _issue_table import Line as _Line
 from _measure_load import _ws_spec
 from _servers import Server
 from _table import Row, _fmt
 
-SWEEP = (10, 100, 500, 1000)
-TARGET_RATIO = {10: 0.7, 100: 0.7, 500: 0.7, 1000: 0.6}
+SWEEP = (1, 10, 100, 500, 1000)
+TARGET_RATIO = {1: 0.6, 10: 0.7, 100: 0.7, 500: 0.7, 1000: 0.6}
 P99_LIMIT_MS = {100: 20.0, 500: 60.0, 1000: 150.0}
 CPU_GROWTH_LIMIT = 1.1
 
-_cpu: dict[int, float] = {}
+
+def _target_text(k: int) -> str:
+    p99 = P99_LIMIT_MS.get(k)
+    return f"≥ {TARGET_RATIO[k]}x" + (f"; p99 ≤ {p99:.0f} ms" if p99 else "")
 
 
-def _rows(k: int, c: Comparison) -> list[Row]:
+def _rows(k: int, c: Comparison, tag: str = "", what: str = "") -> list[Row]:
     m, f = c.best("mcpgym"), c.best("floor")
     rows = [
         Row(
-            f"ws{k}",
-            f"WS steps/s, {k} sessions (aggregate)",
+            f"ws{tag}{k}",
+            f"WS steps/s{what}, {k} sessions (aggregate)",
             "steps/s",
             m.rate,
             f.rate,
             target=TARGET_RATIO[k],
             note=c.saturation(),
+            floor2=c.legacy(),
         ),
         Row(
-            f"ws{k}_p99",
-            f"WS step p99, {k} sessions",
+            f"ws{tag}{k}_p99",
+            f"WS step p99{what}, {k} sessions",
             "ms",
             (m.p99_us or 0) / 1000,
             (f.p99_us or 0) / 1000,
@@ -43,34 +52,38 @@ def _rows(k: int, c: Comparison) -> list[Row]:
             note=f"p50 {_fmt((m.p50_us or 0) / 1000, 'ms')} / {_fmt((f.p50_us or 0) / 1000, 'ms')}",
         ),
         Row(
-            f"ws{k}_cpu",
-            f"server CPU per WS step, {k} sessions",
+            f"ws{tag}{k}_cpu",
+            f"server CPU per WS step{what}, {k} sessions",
             "µs",
             c.cpu_us("mcpgym"),
             c.cpu_us("floor"),
             False,
+            floor2=c.legacy("cpu"),
         ),
     ]
-    _cpu[k] = c.cpu_us("mcpgym")
     return rows
 
 
-@measurement("sessions", "WS session sweep: K = 10, 100, 500, 1000 (ws1 is K = 1)")
-async def sessions(b: Bench) -> list[Row]:
+async def _sweep(b: Bench, server: str, tag: str = "", what: str = "") -> list[Row]:
     out: list[Row] = []
+    cpu: dict[int, float] = {}
     for k in SWEEP:
 
         def spec(srv: Server, k: int = k) -> dict[str, object]:
             return {**_ws_spec(k)(srv), "latencies": True}
 
-        c = await b.compare(spec, procs=b.cfg.agg_procs, rounds=min(b.cfg.rounds, 2))
-        out += _rows(k, c)
-    if 100 in _cpu and 1000 in _cpu:
-        growth = _cpu[1000] / _cpu[100]
+        procs = 1 if k == 1 else b.cfg.agg_procs
+        c = await b.compare(
+            spec, procs=procs, rounds=min(b.cfg.rounds, 2), mcpgym=server, legacy=not tag
+        )
+        out += _rows(k, c, tag, what)
+        cpu[k] = c.cpu_us("mcpgym")
+    if 100 in cpu and 1000 in cpu:
+        growth = cpu[1000] / cpu[100]
         out.append(
             Row(
-                "ws_cpu_growth",
-                "server CPU per step, K = 1,000 over K = 100",
+                f"ws{tag}_cpu_growth",
+                f"server CPU per step{what}, K = 1,000 over K = 100",
                 "x",
                 growth,
                 None,
@@ -80,3 +93,31 @@ async def sessions(b: Bench) -> list[Row]:
             )
         )
     return out
+
+
+@measurement("sessions", "WS session sweep: K = 1, 10, 100, 500, 1000", budget_s=150)
+async def sessions(b: Bench) -> list[Row]:
+    return await _sweep(b, "mcpgym")
+
+
+@measurement("sessions-pool", "the sweep with every step in the worker pool", budget_s=100)
+async def sessions_pool(b: Bench) -> list[Row]:
+    return await _sweep(b, "mcpgym-pool", "pool", " (worker pool)")
+
+
+# bench/_issue_table.py: this module's lines of issue 17's table
+ISSUE_TABLE = [
+    _Line(f"WS K={k} aggregate steps/s; p99", (f"ws{k}", f"ws{k}_p99"), _target_text(k))
+    for k in SWEEP
+] + [
+    _Line(
+        "server CPU per step, K=100 → 1000",
+        ("ws_cpu_growth", "ws100_cpu", "ws1000_cpu"),
+        f"flat (≤ {CPU_GROWTH_LIMIT}x)",
+    ),
+    _Line(
+        "same, every step in the worker pool",
+        ("wspool_cpu_growth", "wspool100_cpu", "wspool1000_cpu"),
+        f"flat (≤ {CPU_GROWTH_LIMIT}x)",
+    ),
+]

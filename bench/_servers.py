@@ -28,27 +28,32 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-SERVER_NAMES = ("floor", "mcpgym", "mcpgym-production")
+SERVER_NAMES = ("floor", "floor-h11", "mcpgym", "mcpgym-pool", "mcpgym-production")
+# `mcpgym-pool` serves the same game with `blocking = True` (the default for an environment):
+# every sync tool call goes through the shared worker pool instead of running inline.
+_TARGETS = {"mcpgym-pool": "bench._pool_env:PoolGuessEnv"}
 
 
 def server_command(name: str, port: int) -> list[str]:
     """How each server is started: the floor, and `mcpgym serve` in either mode."""
-    if name in ("mcpgym", "mcpgym-production"):
+    if name in ("mcpgym", "mcpgym-pool", "mcpgym-production"):
         mode = ["--mode", "production"] if name == "mcpgym-production" else []
         return [
             sys.executable,
             "-m",
             "mcpgym.servers",
             "serve",
-            "mcpgym.examples.guess:GuessEnv",
+            _TARGETS.get(name, "mcpgym.examples.guess:GuessEnv"),
             "--host",
             HOST,
             "--port",
             str(port),
             *mode,
         ]
-    if name == "floor":
-        return [sys.executable, str(BENCH / "_floor.py"), "--host", HOST, "--port", str(port)]
+    if name in ("floor", "floor-h11"):
+        legacy = ["--legacy"] if name == "floor-h11" else []
+        floor = [sys.executable, str(BENCH / "_floor.py"), "--host", HOST, "--port", str(port)]
+        return [*floor, *legacy]
     raise KeyError(name)
 
 

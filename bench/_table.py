@@ -24,6 +24,7 @@ class Row:
     target: float | None = None  # minimum ratio (higher is better) or maximum (lower is better)
     note: str = ""
     limit: float | None = None  # minimum or maximum of `mcpgym`, in `unit`
+    floor2: float | None = None  # the old asyncio/h11 floor (a second column; no target)
 
     @property
     def ratio(self) -> float | None:
@@ -79,6 +80,9 @@ def render(rows: list[Row], meta: dict[str, Any], errors: dict[str, str]) -> Non
     table.add_column("unit")
     table.add_column("mcpgym", justify="right")
     table.add_column("floor", justify="right")
+    legacy = any(row.floor2 is not None for row in rows)
+    if legacy:
+        table.add_column("floor h11", justify="right")
     table.add_column("ratio", justify="right")
     table.add_column("target", justify="right")
     table.add_column("note", overflow="fold")
@@ -87,15 +91,9 @@ def render(rows: list[Row], meta: dict[str, Any], errors: dict[str, str]) -> Non
         ratio = "—" if r is None else f"{r:.2f}x"
         target = _target(row)
         arrow = "↑" if row.higher_is_better else "↓"
-        table.add_row(
-            f"{row.label} {arrow}",
-            row.unit,
-            _fmt(row.mcpgym, row.unit),
-            _fmt(row.floor, row.unit),
-            ratio,
-            target,
-            row.note,
-        )
+        cells = [f"{row.label} {arrow}", row.unit, _fmt(row.mcpgym, row.unit)]
+        cells += [_fmt(row.floor, row.unit)] + ([_fmt(row.floor2, row.unit)] if legacy else [])
+        table.add_row(*cells, ratio, target, row.note)
     console.print(table)
     busy = meta["machine_busy_before"]
     if busy > 0.25:
@@ -107,7 +105,8 @@ def render(rows: list[Row], meta: dict[str, Any], errors: dict[str, str]) -> Non
     for name, err in errors.items():
         console.print(f"[red]{name} failed:[/] {err}")
     console.print(
-        f"[dim]ratio = mcpgym / floor (↑ higher is better, ↓ lower); target: on the ratio (x) or "
+        f"[dim]ratio = mcpgym / floor (↑ higher is better, ↓ lower); floor h11: the old floor "
+        f"(asyncio, h11, websockets), no target; target: on the ratio (x) or "
         f"on the mcpgym figure (unit). uvicorn: {meta['uvicorn']}; "
         f"servers loaded: {meta['server_native_libs']}; {meta['cpus']} CPUs; "
         f"{meta['duration_s']} s windows x {meta['rounds']} round(s); "

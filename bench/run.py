@@ -18,8 +18,11 @@ Measurements (`--only NAME`, repeatable):
             production mode (targets ≤ 1 s, ≤ 60 MB)
   prompt    Calendar Gym's tool list as the llm agent sends it: bytes and tokens, all tools,
             --compact-tools, and a per-task subset (bench/prompt_bench.py)
-  sessions  the WS session sweep, K = 10, 100, 500, 1000 sessions: aggregate steps/s, p50/p99,
+  sessions  the WS session sweep, K = 1, 10, 100, 500, 1000 sessions: aggregate steps/s, p50/p99,
             server CPU per step, with issue 17's targets (bench/_measure_sessions.py)
+  sessions-pool  the same sweep with every step in the worker pool (`blocking = True`)
+  instructions   callgrind instructions per WS call_tool step (inline and worker pool) and per
+            `/mcp` tools/call, floor beside mcpgym, repeated windows (skipped without valgrind)
   calendar  Calendar Gym in-process (bench/calendar_bench.py): session reset p50 (target
             ≤ 5 ms) and the call-path overhead of a typical `events_list`
   rss       production idle RSS (target ≤ 60 MB), after a first /mcp call, with all of `mcp`
@@ -33,7 +36,9 @@ Adding one: write an `async def f(b: Bench) -> list[Row]` decorated with
 the floor and an mcpgym server (`mcpgym=`), alternating, with a `_load.py` spec and returns a
 `Comparison` (`.rate(role)` best rate, `.cpu_us(role)` least server CPU per op; roles "floor"
 and "mcpgym"). A `Row` holds a figure beside the floor (`target`: a ratio) or alone (`limit`: an
-absolute bound on the mcpgym figure).
+absolute bound on the mcpgym figure). `legacy=True` adds the old asyncio/h11 floor
+(`Row.floor2`). Issue 17's table (printed after the main one) is collected from the
+`ISSUE_TABLE` lines of the modules listed in bench/_issue_table.py's `SOURCES`.
 
 Usage: python bench/run.py [--quick] [--only NAME ...] [--json PATH] [--check]
 """
@@ -61,9 +66,14 @@ import _measure_prompt  # noqa: E402, F401  (runs after the startup measurements
 import _measure_reset  # noqa: E402, F401  (issue 17: Calendar reset with patched events)
 import _measure_rss  # noqa: E402, F401  (issue 17: production idle RSS)
 import _measure_sessions  # noqa: E402, F401
+
+# isort: split
+import _measure_instructions  # noqa: E402, F401  (after the sessions sweep)
 from _bench import MEASUREMENTS, Bench  # noqa: E402
 from _driver import Config  # noqa: E402
 from _floor import UVICORN_SETTINGS, resolve_auto  # noqa: E402
+from _issue_table import collect as issue_table  # noqa: E402
+from _issue_table import render as render_issue_table  # noqa: E402
 from _servers import ServerError  # noqa: E402
 from _table import Row, render  # noqa: E402
 
@@ -91,19 +101,20 @@ async def run(cfg: Config, names: list[str]) -> tuple[list[Row], dict[str, str],
     bench = Bench(cfg)
     rows: list[Row] = []
     errors: dict[str, str] = {}
-    deadline = time.perf_counter() + cfg.budget_s
+    budget = cfg.budget_s + sum(MEASUREMENTS[n].budget_s for n in names)
+    deadline = time.perf_counter() + budget
     try:
         for name in names:
             t0 = time.perf_counter()
             if deadline - t0 < 1.0:
-                errors[name] = f"skipped: the run's {cfg.budget_s:.0f} s budget is spent"
+                errors[name] = f"skipped: the run's {budget:.0f} s budget is spent"
                 continue
             task = asyncio.ensure_future(MEASUREMENTS[name].fn(bench))
             try:
                 rows += await asyncio.wait_for(task, deadline - t0)
             except (ServerError, RuntimeError, OSError, TimeoutError) as exc:
                 if task.cancelled():
-                    errors[name] = f"stopped at the run's {cfg.budget_s:.0f} s budget"
+                    errors[name] = f"stopped at the run's {budget:.0f} s budget"
                 else:
                     errors[name] = f"{type(exc).__name__}: {exc}"
             bench.timings[name] = round(time.perf_counter() - t0, 1)
@@ -158,7 +169,10 @@ def main(argv: list[str] | None = None) -> int:
     busy = machine_busy()
     try:
         # `run` keeps to the budget itself; this only guards against a hang in stopping.
-        rows, errors, bench = asyncio.run(asyncio.wait_for(run(cfg, names), cfg.budget_s + 30))
+        extra = sum(MEASUREMENTS[n].budget_s for n in names)
+        rows, errors, bench = asyncio.run(
+            asyncio.wait_for(run(cfg, names), cfg.budget_s + extra + 30)
+        )
     except TimeoutError:
         print(f"bench: over its {cfg.budget_s:.0f} s budget; stopped", file=sys.stderr)
         return 2
@@ -178,6 +192,9 @@ def main(argv: list[str] | None = None) -> int:
         "machine_busy_before": busy,
     }
     render(rows, meta, errors)
+    table = issue_table(rows)
+    if table:
+        render_issue_table(table)
     if args.json:
         figures = {
             r.key: {
@@ -185,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
                 "unit": r.unit,
                 "mcpgym": r.mcpgym,
                 "floor": r.floor,
+                "floor_h11": r.floor2,
                 "ratio": r.ratio,
                 "higher_is_better": r.higher_is_better,
                 "target": r.target,
@@ -194,9 +212,8 @@ def main(argv: list[str] | None = None) -> int:
             }
             for r in rows
         }
-        args.json.write_text(
-            json.dumps({"meta": meta, "figures": figures, "errors": errors}, indent=2)
-        )
+        out = {"meta": meta, "figures": figures, "errors": errors, "issue_table": table}
+        args.json.write_text(json.dumps(out, indent=2))
     if errors:
         return 1
     if args.check:

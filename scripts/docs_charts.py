@@ -22,6 +22,14 @@ def charts() -> dict[str, str]:
     ks = [f"K = {k}" for k in s["K"]]
     ratio = [m / f for m, f in zip(s["mcpgym_steps_per_s"], s["floor_steps_per_s"], strict=True)]
     cpu = [m / f for m, f in zip(s["mcpgym_cpu_us"], s["floor_cpu_us"], strict=True)]
+    series = {
+        "aggregate steps/s, mcpgym / floor": ratio,
+        "server CPU per step, mcpgym / floor": cpu,
+    }
+    if "pool_cpu_us" in s:  # the same game with blocking = True: every step in the worker pool
+        series["server CPU per step in the worker pool, mcpgym / floor"] = [
+            m / f for m, f in zip(s["pool_cpu_us"], s["pool_floor_cpu_us"], strict=True)
+        ]
     names = {
         "ws1_steps_per_s": "WS steps/s, 1 session",
         "ws100_steps_per_s": "WS steps/s, 100 sessions",
@@ -32,12 +40,9 @@ def charts() -> dict[str, str]:
     return {
         "sessions.svg": bar_chart(
             ks,
-            {
-                "aggregate steps/s, mcpgym / floor": ratio,
-                "server CPU per step, mcpgym / floor": cpu,
-            },
+            series,
             title="WebSocket sessions: mcpgym against the floor",
-            max_value=2.0,
+            max_value=max(2.0, *(v for values in series.values() for v in values)),
             fmt="{:.2f}x",
         ),
         "throughput.svg": bar_chart(

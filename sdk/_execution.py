@@ -19,20 +19,49 @@ call has really finished (a thread's call may finish after its caller gave up).
 from __future__ import annotations
 
 import asyncio
-import functools
 import inspect
 import logging
 import time
 from collections.abc import Callable, Coroutine
+from types import CodeType, FunctionType
 from typing import Any
 
-from mcpgym._workers import shared_pool
+from mcpgym._workers import DETACHED, DROPPED, Expired, Job, expire, shared_pool
 from mcpgym.errors import InstanceBusy
 
-__all__ = ["busy_error", "is_demoted", "run_async", "run_in_pool", "run_inline", "timeout_note"]
+__all__ = [
+    "busy_error",
+    "is_coroutine_function",
+    "is_demoted",
+    "run_async",
+    "run_in_pool",
+    "run_inline",
+    "timeout_note",
+]
 
 log = logging.getLogger("mcpgym")
 _clock = time.perf_counter
+
+
+_ASYNC_BY_CODE: dict[CodeType, bool] = {}
+_PLAIN_RESULTS = frozenset({type(None), bool, int, float, str, bytes, dict, list, tuple})
+
+
+def is_coroutine_function(method: Callable[..., Any]) -> bool:
+    """`inspect.iscoroutinefunction`, remembered per code object for plain functions and bound
+    methods (the per-call path; code objects are few and live as long as their functions)."""
+    func = getattr(method, "__func__", method)
+    if type(func) is not FunctionType or func.__dict__:  # partials, marked functions: ask inspect
+        return inspect.iscoroutinefunction(method)
+    code = func.__code__
+    known = _ASYNC_BY_CODE.get(code)
+    if known is None:
+        known = _ASYNC_BY_CODE[code] = inspect.iscoroutinefunction(func)
+    return known
+
+
+def _awaitable(value: Any) -> bool:
+    return type(value) not in _PLAIN_RESULTS and inspect.isawaitable(value)
 
 
 def busy_error(env: Any) -> InstanceBusy:
@@ -111,40 +140,56 @@ async def run_in_pool(
     kwargs: dict[str, Any],
     timeout_s: float | None,
 ) -> Any:
-    """A sync method in the shared pool; detached (and the instance marked overdue) on timeout."""
-    pool = shared_pool()
+    """A sync method in the shared pool; detached (and the instance marked overdue) on timeout.
+
+    The worker's outcome goes straight to `done` on the loop, which releases the instance's lock
+    when the call has really returned (also after its caller gave up) and wakes the caller.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def done(job: Job, ok: bool, value: Any) -> None:
+        lock.release()
+        if job.state is DETACHED:  # the overdue call returned: the instance is usable again
+            env.__dict__.pop("_mcpgym_overdue", None)
+        if not future.done():
+            if ok:
+                future.set_result(value)
+            else:
+                future.set_exception(value)
+
     try:
-        job = pool.submit(functools.partial(method, *args, **kwargs))
+        job = shared_pool().submit(method, args, kwargs, done=done)
     except BaseException:
         lock.release()
         raise
-    job.future.add_done_callback(lambda _: lock.release())
-    try:  # `wait`, not `await`: a cancelled caller must not cancel the call's future
-        done, _ = await asyncio.wait([job.future], timeout=timeout_s)
+    timer = None if timeout_s is None else loop.call_later(timeout_s, expire, future)
+    try:
+        result = await future
+    except Expired:
+        state = _give_up(env, lock, job, method, timeout_s)
+        raise TimeoutError({"still_running": True} if state == DETACHED else {}) from None
     except asyncio.CancelledError:
-        _give_up(env, pool.abandon(job), job, method, timeout_s)
+        _give_up(env, lock, job, method, timeout_s)
         raise
-    if not done:
-        state = pool.abandon(job)
-        _give_up(env, state, job, method, timeout_s)
-        raise TimeoutError({"still_running": True} if state == "detached" else {})
-    result = job.future.result()
-    return (await result) if inspect.isawaitable(result) else result
+    finally:
+        if timer is not None:
+            timer.cancel()
+    return (await result) if _awaitable(result) else result
 
 
-def _give_up(env: Any, state: str, job: Any, method: Any, timeout_s: float | None) -> None:
-    if state != "detached":
-        return
-    env.__dict__["_mcpgym_overdue"] = {
-        "call": getattr(method, "__name__", "call"),
-        "timeout_s": timeout_s,
-        "since": time.monotonic(),
-    }
-
-    def returned(_: Any) -> None:
-        env.__dict__.pop("_mcpgym_overdue", None)
-
-    job.future.add_done_callback(returned)
+def _give_up(env: Any, lock: asyncio.Lock, job: Job, method: Any, timeout_s: float | None) -> str:
+    """Stop waiting for `job`; a detached call marks the instance overdue until it returns."""
+    state = shared_pool().abandon(job)
+    if state == DROPPED:  # it never ran, so `done` never runs: the lock is free now
+        lock.release()
+    elif state == DETACHED:
+        env.__dict__["_mcpgym_overdue"] = {
+            "call": getattr(method, "__name__", "call"),
+            "timeout_s": timeout_s,
+            "since": time.monotonic(),
+        }
+    return state
 
 
 async def run_inline(
@@ -161,7 +206,7 @@ async def run_inline(
         start = _clock()
         result = method(*args, **kwargs)
         held = _clock() - start
-        if inspect.isawaitable(result):
+        if _awaitable(result):
             result = await result
     finally:
         lock.release()

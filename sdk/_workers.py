@@ -12,6 +12,12 @@ never runs at all.
 instance with a detached call refuses further calls until it returns (`InstanceBusy`), so there
 are at most as many as there are sessions.
 
+The hand-off is direct (docs/sessions.md): the loop appends the job to a deque and, only if no
+worker is awake, releases one sleeping worker's own lock (no `Condition`, no executor `Future`
+chained to an asyncio one); the worker hands the outcome back with one `call_soon_threadsafe` to
+the job's `done` callback (uvloop coalesces the wake-ups of calls that finish while the loop is
+busy into one).
+
 Example:
     >>> import asyncio
     >>> async def main():
@@ -31,40 +37,89 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["WorkerPool", "configure_shared_pool", "shared_pool"]
+__all__ = [
+    "DETACHED",
+    "DONE",
+    "DROPPED",
+    "QUEUED",
+    "RUNNING",
+    "Expired",
+    "Job",
+    "WorkerPool",
+    "configure_shared_pool",
+    "expire",
+    "shared_pool",
+]
+
+QUEUED, RUNNING, DONE, DROPPED, DETACHED = "queued", "running", "done", "dropped", "detached"
+_clock = time.monotonic
 
 
-class _Job:
-    __slots__ = ("fn", "future", "loop", "slow", "started", "state")
+class Job:
+    """One call for the pool: `fn(*args, **kwargs)` in a worker, then `done(job, ok, value)` on
+    `loop` (exactly once, unless the job was dropped before it ran)."""
 
-    def __init__(self, fn: Callable[[], Any], loop: asyncio.AbstractEventLoop) -> None:
-        self.fn = fn
-        self.loop = loop
-        self.future: asyncio.Future[Any] = loop.create_future()
-        self.state = "queued"  # queued → running → done; queued → dropped; running → detached
+    __slots__ = ("args", "done", "fn", "kwargs", "loop", "slow", "started", "state")
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        loop: asyncio.AbstractEventLoop,
+        done: Callable[[Job, bool, Any], None],
+    ) -> None:
+        self.fn, self.args, self.kwargs, self.loop, self.done = fn, args, kwargs, loop, done
+        self.state = QUEUED  # queued → running → done; queued → dropped; running → detached
         self.slow = False  # running past SLOW_AFTER_S while work waited: off the pool's capacity
         self.started = 0.0
 
 
-def _deliver(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
-    if future.cancelled():
-        return
-    if ok:
-        future.set_result(value)
-    else:
-        future.set_exception(value)
+class Expired(Exception):
+    """Set on a call's future by its timer: the timeout passed (never raised by user code)."""
+
+
+def expire(future: asyncio.Future[Any]) -> None:
+    """A timer's callback: fail `future` with `Expired` unless it finished first."""
+    if not future.done():
+        future.set_exception(Expired())
+
+
+def _ignore(_job: Job, _ok: bool, _value: Any) -> None:
+    return None
+
+
+def _to_future(future: asyncio.Future[Any]) -> Callable[[Job, bool, Any], None]:
+    def done(_job: Job, ok: bool, value: Any) -> None:
+        if future.done():
+            return
+        if ok:
+            future.set_result(value)
+        else:
+            future.set_exception(value)
+
+    return done
 
 
 class WorkerPool:
     """A bounded pool of worker threads whose slow and timed-out calls give their capacity back.
 
-    `size` threads do the work. When work waits in the queue and a running call has taken longer
-    than `SLOW_AFTER_S`, that call stops counting against `size` (it is *slow*) and a new thread
-    takes the waiting work, so a few long calls never make quick ones wait for them. A slow
-    call's thread rejoins the pool when it finishes if there is room, else it exits. Threads in
-    all (live, slow, detached) never exceed `size + MAX_EXTRA`; beyond that, work waits.
+    Up to `size` threads do the work, but only as many are *awake* as the work needs: a thread
+    that finishes a call takes the next one waiting without sleeping, and another thread is woken
+    only when none is awake, or when work waits and no call finished for `SPILL_AFTER_S` (2 ms):
+    then every awake thread is stuck inside its call (blocked on I/O, a lock, a sleep). While
+    calls keep finishing, the work waits only for the CPU, which more threads would not add (the
+    GIL) but would fight over. Quick calls from many sessions thus run back to back in one
+    thread with one wake-up per burst, while a blocking call holds up the others ~2 ms.
+
+    When no call finished for `SLOW_AFTER_S` while work waits, every call running longer than
+    that stops counting against `size` (it is *slow*) and new threads take the waiting work, so
+    a few long calls never make quick ones wait for them. A slow call's thread rejoins the pool
+    when it finishes if there is room, else it exits. Threads in all (live, slow, detached)
+    never exceed `size + MAX_EXTRA`; beyond that, work waits.
     """
 
+    SPILL_AFTER_S = 0.002
     SLOW_AFTER_S = 0.05
     MAX_EXTRA = 256
 
@@ -72,16 +127,18 @@ class WorkerPool:
         self.size = size or min(32, (os.cpu_count() or 1) + 4)
         self._name = name
         self._lock = threading.Lock()
-        self._ready = threading.Condition(self._lock)
-        self._queue: deque[_Job] = deque()
-        self._running: set[_Job] = set()
+        self._queue: deque[Job] = deque()
+        self._sleepers: list[threading.Lock] = []  # one held lock per sleeping thread: its bell
+        self._running: set[Job] = set()
         self._live = 0  # threads counted against `size`
-        self._idle = 0  # threads waiting for work and not yet woken for a job
-        self._woken = 0  # threads notified for a job but not yet running
+        self._awake = 0  # live threads running a call or about to take one
         self._slow = 0  # threads running a slow call (not counted against `size`)
         self._detached = 0  # threads still running a timed-out call
         self._seq = 0
-        self._rebalancing = False
+        self._done = 0  # calls finished, ever (read by `_rebalance` to see progress)
+        self._done_seen = 0
+        self._progress_at = 0.0  # when `_rebalance` last saw a call finish
+        self._timer: asyncio.AbstractEventLoop | None = None  # the loop a rebalance is due on
 
     # -- what callers use ------------------------------------------------------------------------
 
@@ -90,54 +147,62 @@ class WorkerPool:
 
         Cancelling the awaiting task detaches the call the same way.
         """
-        job = self.submit(fn)
-        try:  # `wait`, not `await job.future`: a cancelled caller must not cancel the job
-            done, _ = await asyncio.wait([job.future], timeout=timeout_s)
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+        job = self.submit(fn, done=_to_future(future))
+        timer = None if timeout_s is None else loop.call_later(timeout_s, expire, future)
+        try:
+            return await future
+        except Expired:
+            self.abandon(job)
+            raise TimeoutError from None
         except asyncio.CancelledError:
             self.abandon(job)
             raise
-        if not done:
-            self.abandon(job)
-            raise TimeoutError
-        return job.future.result()
+        finally:
+            if timer is not None:
+                timer.cancel()
 
-    def submit(self, fn: Callable[[], Any]) -> _Job:
-        """Queue `fn` (call from the event loop); its result arrives on `job.future`."""
-        job = _Job(fn, asyncio.get_running_loop())
+    def submit(
+        self,
+        fn: Callable[..., Any],
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+        *,
+        done: Callable[[Job, bool, Any], None] | None = None,
+    ) -> Job:
+        """Queue `fn(*args, **kwargs)` (call from the event loop); `done(job, ok, value)` runs on
+        the loop when it returned (`ok`) or raised (`value` is the exception)."""
+        job = Job(fn, args, kwargs or {}, asyncio.get_running_loop(), done or _ignore)
         with self._lock:
             self._queue.append(job)
-            if self._idle:
-                # count the wake-up now: a second submit before this thread runs must not
-                # believe it idle too (its job would then wait for no thread)
-                self._idle -= 1
-                self._woken += 1
-                self._ready.notify()
-            elif self._live < self.size:
-                self._spawn()
-            elif not self._rebalancing:  # every worker busy: look again shortly
-                self._rebalancing = True
-                job.loop.call_later(self.SLOW_AFTER_S, self._rebalance, job.loop)
+            if self._awake == 0:
+                self._wake()
+            elif self._timer is not job.loop:  # someone is awake: look again if work still waits
+                self._timer = job.loop  # (a timer of a loop since closed never fires: not ours)
+                job.loop.call_later(self.SPILL_AFTER_S, self._rebalance, job.loop)
         return job
 
-    def abandon(self, job: _Job) -> str:
+    def abandon(self, job: Job) -> str:
         """Give up waiting for `job`: drop it if no thread took it yet, else detach its thread.
 
-        A dropped job's future is cancelled (call from the event loop). Returns the job's state
+        A dropped job never runs and its `done` is never called. Returns the job's state
         afterwards (`dropped`, `detached` or `done`).
         """
         with self._lock:
-            if job.state == "queued":
-                job.state = "dropped"
+            if job.state is QUEUED:
+                job.state = DROPPED
                 self._queue.remove(job)
-                job.future.cancel()
-            elif job.state == "running":
-                job.state = "detached"
+            elif job.state is RUNNING:
+                job.state = DETACHED
                 if job.slow:
                     self._slow -= 1
                 else:
                     self._live -= 1
+                    self._awake -= 1
                 self._detached += 1
-                self._fill()  # the stuck thread's place goes to the waiting work
+                if self._queue:  # the stuck thread's place goes to the waiting work
+                    self._wake()
             return job.state
 
     def stats(self) -> dict[str, int]:
@@ -147,7 +212,7 @@ class WorkerPool:
             return {
                 "size": self.size,
                 "live": self._live,
-                "idle": self._idle,
+                "idle": len(self._sleepers),
                 "queued": len(self._queue),
                 "slow": self._slow,
                 "detached": self._detached,
@@ -155,79 +220,99 @@ class WorkerPool:
 
     # -- the threads -----------------------------------------------------------------------------
 
-    def _threads(self) -> int:
-        return self._live + self._slow + self._detached
-
-    def _fill(self) -> None:  # with the lock held: start threads for waiting work, within bounds
-        waiting = len(self._queue) - self._idle
-        while (
-            waiting > 0 and self._live < self.size and self._threads() < self.size + self.MAX_EXTRA
+    def _wake(self) -> bool:
+        """With the lock held: one more awake thread (a sleeper, else a new one within bounds)."""
+        if self._sleepers:
+            self._awake += 1
+            self._sleepers.pop().release()
+            return True
+        if self._live < self.size and self._live + self._slow + self._detached < (
+            self.size + self.MAX_EXTRA
         ):
-            self._spawn()
-            waiting -= 1
+            self._live += 1
+            self._awake += 1
+            self._seq += 1
+            name = f"{self._name}-{self._seq}"
+            threading.Thread(target=self._work, name=name, daemon=True).start()
+            return True
+        return False
 
     def _rebalance(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Mark calls running past SLOW_AFTER_S as slow while work waits (on the loop thread)."""
+        """On the loop thread, every SPILL_AFTER_S while work waits. Calls finishing means the
+        work only waits for the CPU (the GIL): nothing to do. No call finished for a tick: every
+        awake thread is stuck inside its call, so wake one more; none for SLOW_AFTER_S: take the
+        calls running past SLOW_AFTER_S off the pool's capacity and start threads in their place.
+        """
         with self._lock:
-            self._rebalancing = False
-            if len(self._queue) <= self._idle:
-                return
-            now = time.monotonic()
-            for job in self._running:
-                if not job.slow and now - job.started > self.SLOW_AFTER_S:
-                    job.slow = True
-                    self._live -= 1
-                    self._slow += 1
-            self._fill()
-            if len(self._queue) > self._idle:
-                self._rebalancing = True
-                loop.call_later(self.SLOW_AFTER_S, self._rebalance, loop)
-
-    def _spawn(self) -> None:  # with the lock held
-        self._live += 1
-        self._seq += 1
-        thread = threading.Thread(target=self._work, name=f"{self._name}-{self._seq}", daemon=True)
-        thread.start()
+            if self._timer is loop:
+                self._timer = None
+            now = _clock()
+            if self._done != self._done_seen:
+                self._done_seen = self._done
+                self._progress_at = now
+            elif self._queue:
+                self._wake()
+                if now - self._progress_at > self.SLOW_AFTER_S:
+                    for job in self._running:
+                        if not job.slow and now - job.started > self.SLOW_AFTER_S:
+                            job.slow = True
+                            self._live -= 1
+                            self._awake -= 1
+                            self._slow += 1
+                    for _ in range(min(len(self._queue), self.size)):
+                        if not self._wake():
+                            break
+            if self._queue and self._timer is None:
+                self._timer = loop
+                loop.call_later(self.SPILL_AFTER_S, self._rebalance, loop)
 
     def _work(self) -> None:
+        lock, queue, running = self._lock, self._queue, self._running
+        bell = threading.Lock()
         while True:
-            with self._lock:
-                while not self._queue:
-                    self._idle += 1
-                    self._ready.wait()
-                    if self._woken:
-                        self._woken -= 1  # submit already took us off the idle count
-                    else:
-                        self._idle -= 1
-                job = self._queue.popleft()
-                job.state = "running"
-                job.started = time.monotonic()
-                self._running.add(job)
+            with lock:
+                if not queue:  # nothing to do: sleep until `_wake` rings this thread's bell
+                    self._awake -= 1
+                    bell.acquire()
+                    self._sleepers.append(bell)
+                    job = None
+                else:
+                    job = queue.popleft()
+                    job.state = RUNNING
+                    job.started = _clock()
+                    running.add(job)
+            if job is None:
+                bell.acquire()  # released by `_wake`, which counted this thread awake again
+                bell.release()
+                continue
             try:
-                ok, value = True, job.fn()
+                ok, value = True, job.fn(*job.args, **job.kwargs)
             except BaseException as exc:  # delivered to the caller, never lost in a thread
                 ok, value = False, exc
             stay = self._finish(job)
             with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits any more
-                job.loop.call_soon_threadsafe(_deliver, job.future, ok, value)
+                job.loop.call_soon_threadsafe(job.done, job, ok, value)
+            del job, value  # nothing of the call outlives it in an idle thread
             if not stay:
                 return  # another thread took this one's place while its call ran long
 
-    def _finish(self, job: _Job) -> bool:
-        """Mark `job` done; whether its thread stays in the pool."""
+    def _finish(self, job: Job) -> bool:
+        """Mark `job` done; whether its thread stays in the pool (awake, for the next call)."""
         with self._lock:
-            self._running.discard(job)
-            if job.state == "detached":
+            running = self._running
+            running.discard(job)
+            if job.state is DETACHED:
                 self._detached -= 1
                 return False
-            job.state = "done"
-            if not job.slow:
-                return True
-            self._slow -= 1
-            if self._live < self.size:  # room again: rejoin
-                self._live += 1
-                return True
-            return False
+            job.state = DONE
+            self._done += 1
+            if job.slow:
+                self._slow -= 1
+                if self._live >= self.size:
+                    return False
+                self._live += 1  # room again: rejoin
+                self._awake += 1
+            return True
 
 
 _shared: WorkerPool | None = None

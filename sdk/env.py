@@ -40,6 +40,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from mcpgym._execution import (
     busy_error,
+    is_coroutine_function,
     is_demoted,
     run_async,
     run_in_pool,
@@ -235,7 +236,7 @@ class Environment(Generic[ActT, ObsT, StateT]):
             raise busy_error(self)
         lock = self._call_lock()
         await lock.acquire()
-        if inspect.iscoroutinefunction(method):
+        if is_coroutine_function(method):
             return await run_async(lock, method, args, kwargs, timeout_s)
         if self.blocking or is_demoted(type(self), method):
             return await run_in_pool(self, lock, method, args, kwargs, timeout_s)

@@ -272,8 +272,11 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
             return await self.afinish_step(action, self._list_observation())
         tool_ctx = self._simulation_context(action.tool_name)
         try:
-            with use_context(tool_ctx) if tool_ctx else contextlib.nullcontext():
+            if tool_ctx is None:  # the common case: no context to install
                 result = await self.invoke_tool(action.tool_name, action.arguments, timeout_s)
+            else:
+                with use_context(tool_ctx):
+                    result = await self.invoke_tool(action.tool_name, action.arguments, timeout_s)
             obs = CallToolObservation(tool_name=action.tool_name, result=result)
         except ToolError as err:
             obs = CallToolObservation(
