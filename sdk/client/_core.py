@@ -28,13 +28,14 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Generic, Literal
 
 from pydantic import BaseModel, TypeAdapter
 from pydantic import ValidationError as PydanticValidationError
 from typing_extensions import TypeVar
 
+from mcpgym.client._frames import EXTENSIONS, PlainFrames, Request, refuses_extensions, tool_value
 from mcpgym.client._url import normalize_url
 from mcpgym.errors import ClientError, RemoteError, RequestTimeout, ServerGone
 from mcpgym.types import (
@@ -75,35 +76,6 @@ DEFAULT_MAX_SIZE = 16 * 2**20
 """Largest frame accepted from the server (16 MiB); observations can carry big tool results."""
 
 _Status = Literal["idle", "open", "lost", "closed"]
-
-
-@dataclass(frozen=True, slots=True)
-class Request:
-    """One encoded request frame and what the transport needs to know about it."""
-
-    id: str
-    type: str
-    text: str
-    timeout: float | None
-    """Seconds to wait for the reply; `None` waits forever."""
-    frame: Frame | None = None
-    """The frame `text` encodes (kept so it can be re-encoded without our extensions)."""
-
-
-_EXTENSIONS = ("id", "timeout_s")
-"""Frame fields of ours that OpenEnv's server rejects as unknown."""
-
-
-class PlainFrames(ClientError):
-    """The server refused our frame extensions: send `request` (the same frame without them).
-
-    Transports catch it and resend; it only escapes (as a `ClientError`) if the server refuses
-    the plain frame too.
-    """
-
-    def __init__(self, request: Request) -> None:
-        super().__init__(f"the server refused the {request.type!r} frame's extra fields")
-        self.request = request
 
 
 class ClientCore(Generic[ObsT, StateT]):
@@ -225,7 +197,7 @@ class ClientCore(Generic[ObsT, StateT]):
             frame["data"] = data
         frame.update(extra)
         if self.echoes_ids is False:
-            frame = {k: v for k, v in frame.items() if k not in _EXTENSIONS}
+            frame = {k: v for k, v in frame.items() if k not in EXTENSIONS}
         return Request(
             id=rid,
             type=type_,
@@ -236,7 +208,7 @@ class ClientCore(Generic[ObsT, StateT]):
 
     def plain(self, request: Request) -> Request:
         """`request` without our extensions (`id`, `timeout_s`), for servers that refuse them."""
-        frame = {k: v for k, v in (request.frame or {}).items() if k not in _EXTENSIONS}
+        frame = {k: v for k, v in (request.frame or {}).items() if k not in EXTENSIONS}
         return replace(request, text=json.dumps(frame, separators=(",", ":")), frame=frame)
 
     # -- replies ----------------------------------------------------------------------------------
@@ -264,7 +236,7 @@ class ClientCore(Generic[ObsT, StateT]):
         if rid is None and self.echoes_ids is not False and "id" in (request.frame or ()):
             if reply.get("type") != "error":
                 self.echoes_ids = False
-            elif _refuses_extensions(data):
+            elif refuses_extensions(data):
                 self.echoes_ids = False
                 raise PlainFrames(self.plain(request))
         elif rid is not None:
@@ -403,35 +375,3 @@ class ClientCore(Generic[ObsT, StateT]):
         return RemoteError(
             code, f"{self.url} rejected the WebSocket connection: {exc}", status=status
         )
-
-
-def _refuses_extensions(data: Any) -> bool:
-    """Whether an error frame's pydantic `errors` name one of our extensions as forbidden."""
-    errors: Any = data.get("errors") if isinstance(data, dict) else None  # pyright: ignore[reportUnknownMemberType]
-    if not isinstance(errors, list):
-        return False
-    for err in errors:  # pyright: ignore[reportUnknownVariableType]
-        if not isinstance(err, dict):
-            continue
-        loc: Any = err.get("loc")  # pyright: ignore[reportUnknownMemberType]
-        first = loc[0] if isinstance(loc, list | tuple) and loc else None
-        if err.get("type") == "extra_forbidden" and first in _EXTENSIONS:  # pyright: ignore[reportUnknownMemberType]
-            return True
-    return False
-
-
-def tool_value(result: Any) -> Any:
-    """A tool's value from an OpenEnv call result (FastMCP's `CallToolResult` as JSON).
-
-    `data` is FastMCP's parsed value; without it, the structured content; else the content
-    blocks. Anything that is not such a result is returned as it is.
-    """
-    if not isinstance(result, dict) or "content" not in result:
-        return result
-    body: dict[str, Any] = result  # pyright: ignore[reportUnknownVariableType]
-    if body.get("data") is not None:
-        return body["data"]
-    structured = body.get("structured_content", body.get("structuredContent"))
-    if structured is not None:
-        return structured
-    return body.get("content")
