@@ -24,7 +24,7 @@ setup:
 
 # Run the default test suite (in-process and real-socket tests; no npm, Docker or agent CLIs).
 test *ARGS: setup
-    {{py}} -m pytest -m "not interop and not conformance and not docker and not agents and not models and not web and not ray and not kubernetes and not trl and not podman and not validate and not venv and not swarm and not ors" {{ARGS}}
+    {{py}} -m pytest -m "not interop and not conformance and not docker and not agents and not models and not web and not ray and not kubernetes and not trl and not podman and not validate and not venv and not swarm and not ors and not bridge" {{ARGS}}
 
 # Drive an mcpgym server with the released openenv package (own virtual environment).
 test-interop *ARGS: setup
@@ -188,3 +188,8 @@ test-swarm *ARGS: setup
     bash .ci/container-deps.sh docker.io debootstrap
     bash .ci/docker-engine.sh --check || trap 'bash .ci/docker-engine.sh --stop' EXIT
     {{py}} -m pytest -m swarm tests/pool/test_swarm.py {{ARGS}}
+
+# The out-of-process bridge: workers in openenv 0.10.0 / verifiers 0.3.1 / verifiers 0.4.0 venvs (built from PyPI into build/bridge/).
+test-bridge *ARGS: setup
+    bash .ci/bridge-venvs.sh
+    {{py}} -m pytest -m bridge tests/bridge {{ARGS}}
