@@ -41,7 +41,7 @@ def add_bridge_arguments(p: argparse.ArgumentParser) -> None:
         "--bridge-options",
         default="{}",
         metavar="JSON",
-        help='backend options as a JSON object, e.g. \'{"max_turns": 8}\'',
+        help="backend options as a JSON object, e.g. '{\"max_turns\": 8}'",
     )
     g.add_argument(
         "--bridge-start-timeout",

@@ -17,5 +17,7 @@ VENVS = ROOT / "build" / "bridge"
 def worker_venvs() -> dict[str, Path]:
     """`{"openenv", "verifiers031", "verifiers040"}` → the venv's Python (built when missing)."""
     subprocess.run(["bash", str(ROOT / ".ci" / "bridge-venvs.sh")], check=True, timeout=1500)
-    return {name: VENVS / name / "bin" / "python" for name in ("openenv", "verifiers031", "verifiers040")}
-
+    return {
+        name: VENVS / name / "bin" / "python"
+        for name in ("openenv", "verifiers031", "verifiers040")
+    }

@@ -61,7 +61,11 @@ CASES = [
         "vf_toolenv:load_environment",
         "verifiers031",
         {"index": 1},
-        [("add", {"a": 10, "b": 32}), ("lookup", {"key": "sum"}), ("final_answer", {"content": "42"})],
+        [
+            ("add", {"a": 10, "b": 32}),
+            ("lookup", {"key": "sum"}),
+            ("final_answer", {"content": "42"}),
+        ],
         [("add", {"a": 2, "b": 3}), ("add", {"a": 1, "b": 1}), ("final_answer", {"content": "5"})],
     ),
     Case(
@@ -69,7 +73,11 @@ CASES = [
         "vf_taskset:load_taskset",
         "verifiers040",
         {"index": 1},
-        [("calc_add", {"a": 2, "b": 3}), ("calc_mul", {"a": 5, "b": 4}), ("final_answer", {"content": "20"})],
+        [
+            ("calc_add", {"a": 2, "b": 3}),
+            ("calc_mul", {"a": 5, "b": 4}),
+            ("final_answer", {"content": "20"}),
+        ],
         [("calc_mul", {"a": 6, "b": 7}), ("final_answer", {"content": "41"})],
     ),
 ]
@@ -79,7 +87,10 @@ CASES = [
 def test_episode_through_mcpgym_client(worker_venvs: dict[str, Path], case: Case) -> None:
     python = worker_venvs[case.venv]
     env_cls = bridge_environment(case.backend, case.target, python=python, paths=[FIXTURES])
-    with run_server(create_app(env_cls)) as server, SyncEnvClient(server.url, timeout=150) as client:
+    with (
+        run_server(create_app(env_cls)) as server,
+        SyncEnvClient(server.url, timeout=150) as client,
+    ):
         first = client.reset(**case.reset)
         assert first.observation.metadata["bridge"]["backend"] == case.backend
         names = {t.name for t in client.list_tools()}

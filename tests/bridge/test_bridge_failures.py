@@ -115,8 +115,17 @@ async def test_hang_honours_the_servers_step_timeout(worker_venvs: dict[str, Pat
     await env.aclose()
 
 
-BAD_ARGS = [{}, {"n": "x"}, {"n": None}, {"n": [1]}, {"n": 1.5}, {"n": True}, {"n": {"v": 1}},
-            {"n": 1, "m": 2}, {"m": 1}]
+BAD_ARGS = [
+    {},
+    {"n": "x"},
+    {"n": None},
+    {"n": [1]},
+    {"n": 1.5},
+    {"n": True},
+    {"n": {"v": 1}},
+    {"n": 1, "m": 2},
+    {"m": 1},
+]
 
 
 async def test_bad_tool_args_are_refused_before_the_worker(worker_venvs: dict[str, Path]) -> None:
@@ -138,7 +147,10 @@ async def test_bad_tool_args_are_refused_before_the_worker(worker_venvs: dict[st
 
 async def test_worker_that_never_starts(worker_venvs: dict[str, Path]) -> None:
     env = bridge_environment(
-        "openenv", "never_starts:Nothing", python=worker_venvs["openenv"], paths=[FIXTURES],
+        "openenv",
+        "never_starts:Nothing",
+        python=worker_venvs["openenv"],
+        paths=[FIXTURES],
         start_timeout_s=3,
     )()
     started = time.monotonic()
@@ -157,7 +169,9 @@ async def test_worker_that_never_starts(worker_venvs: dict[str, Path]) -> None:
         ("json:JSONDecoder", "not an OpenEnv Environment"),
     ],
 )
-async def test_worker_that_cannot_load(worker_venvs: dict[str, Path], target: str, says: str) -> None:
+async def test_worker_that_cannot_load(
+    worker_venvs: dict[str, Path], target: str, says: str
+) -> None:
     env = bridge_environment("openenv", target, python=worker_venvs["openenv"], paths=[FIXTURES])()
     with pytest.raises(WorkerError) as err:
         await env.areset()

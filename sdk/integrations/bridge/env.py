@@ -81,7 +81,9 @@ class BridgeEnvironment(DynamicToolsEnvironment):
         if worker is None or not worker.alive:
             worker = await self._guarded(self._start_worker())
         args = {"seed": seed, "episode_id": self.state.episode_id, "options": kwargs}
-        frame = await self._guarded(asyncio.to_thread(worker.request, "reset", args, self.call_timeout_s))
+        frame = await self._guarded(
+            asyncio.to_thread(worker.request, "reset", args, self.call_timeout_s)
+        )
         if not frame["ok"]:
             self._stop_worker()  # a failed reset leaves the foreign env in an unknown state
             error = frame.get("error") or {}

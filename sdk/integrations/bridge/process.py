@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import atexit
 import collections
+import contextlib
 import itertools
 import json
 import os
@@ -24,7 +25,7 @@ import time
 import weakref
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
 from mcpgym.errors import ExecutionError
 
@@ -79,6 +80,7 @@ class WorkerProcess:
         self._stderr: collections.deque[str] = collections.deque(maxlen=40)
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
+        self._drainer: threading.Thread | None = None
 
     @property
     def pid(self) -> int | None:
@@ -111,7 +113,8 @@ class WorkerProcess:
         _LIVE.add(self)
         assert self._proc.stdout is not None and self._proc.stderr is not None
         threading.Thread(target=self._read, args=(self._proc.stdout,), daemon=True).start()
-        threading.Thread(target=self._drain, args=(self._proc.stderr,), daemon=True).start()
+        self._drainer = threading.Thread(target=self._drain, args=(self._proc.stderr,), daemon=True)
+        self._drainer.start()
         frame = self._next(self.start_timeout_s, "start_timeout", "to start (no hello)")
         if frame.get("op") == "fatal":
             error = frame.get("error") or {}
@@ -152,16 +155,12 @@ class WorkerProcess:
             except (OSError, ValueError, subprocess.TimeoutExpired):
                 pass
         _killpg(proc.pid)
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):  # SIGKILL is not ignorable
             proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL is not ignorable
-            pass
         for stream in (proc.stdin, proc.stdout, proc.stderr):
             if stream is not None:
-                try:
+                with contextlib.suppress(OSError, ValueError):
                     stream.close()
-                except (OSError, ValueError):
-                    pass
 
     def stderr_tail(self) -> str:
         """The last lines the worker wrote to stderr."""
@@ -195,8 +194,10 @@ class WorkerProcess:
             except json.JSONDecodeError:
                 self._fail(f"the worker wrote a line that is not JSON: {line[:200]!r}", "protocol")
             if not isinstance(frame, dict):
-                self._fail(f"the worker wrote a frame that is not an object: {line[:200]!r}", "protocol")
-            return frame  # type: ignore[return-value]
+                self._fail(
+                    f"the worker wrote a frame that is not an object: {line[:200]!r}", "protocol"
+                )
+            return frame  # pyright: ignore[reportUnknownVariableType]
 
     def _wait_exit(self) -> int | None:
         proc = self._proc
@@ -207,10 +208,11 @@ class WorkerProcess:
         except subprocess.TimeoutExpired:
             return None
 
-    def _fail(self, message: str, reason: str, **detail: Any) -> Any:
+    def _fail(self, message: str, reason: str, **detail: Any) -> NoReturn:
         pid = self.pid
         self.stop(grace_s=0)
-        time.sleep(0)  # let the stderr drain thread take the last lines
+        if self._drainer is not None:  # the worker is dead: its stderr ends soon
+            self._drainer.join(timeout=2)
         tail = self.stderr_tail()
         raise WorkerError(
             f"bridge worker ({self.argv[3]}, pid {pid}): {message}",
@@ -221,10 +223,8 @@ class WorkerProcess:
 
 
 def _killpg(pid: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 @atexit.register

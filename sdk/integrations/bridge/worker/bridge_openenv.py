@@ -75,8 +75,13 @@ class Backend:
         else:
             schema = self.action_cls.model_json_schema()
             schema.get("properties", {}).pop("metadata", None)
-            tools = [{"name": "act", "description": inspect.getdoc(self.action_cls) or "",
-                      "input_schema": schema}]
+            tools = [
+                {
+                    "name": "act",
+                    "description": inspect.getdoc(self.action_cls) or "",
+                    "input_schema": schema,
+                }
+            ]
         return {"tools": tools, "observation": wire.jsonable(obs)}
 
     async def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:

@@ -65,8 +65,9 @@ def _waiting_client(vf: Any) -> Any:
         async def to_native_prompt(self, messages: Any) -> tuple[Any, dict[str, Any]]:
             return messages, {}
 
-        async def get_native_response(self, prompt: Any, model: str, sampling_args: Any,
-                                      tools: Any = None, **kwargs: Any) -> Any:
+        async def get_native_response(
+            self, prompt: Any, model: str, sampling_args: Any, tools: Any = None, **kwargs: Any
+        ) -> Any:
             await self.requests.put((list(prompt), list(tools or [])))
             return await self.actions.get()
 
@@ -109,9 +110,7 @@ class Backend:
         row = dict(dataset[index])
         row.setdefault("example_id", index)
         self.client = _waiting_client(self.vf)
-        self.rollout = asyncio.ensure_future(
-            self.env.run_rollout(row, self.client, self.model, {})
-        )
+        self.rollout = asyncio.ensure_future(self.env.run_rollout(row, self.client, self.model, {}))
         prompt, tools = await self._next_request()
         if prompt is None:
             raise wire.BridgeFailure("internal", "the rollout ended before its first turn")
@@ -120,15 +119,24 @@ class Backend:
             {"name": t.name, "description": t.description, "input_schema": dict(t.parameters)}
             for t in tools
         ]
-        specs.append({
-            "name": self.finish,
-            "description": "Give the final answer (an assistant message without tool calls); "
-            "ends the episode, which is then scored.",
-            "input_schema": {"type": "object", "properties": {"content": {"type": "string"}},
-                             "required": ["content"], "additionalProperties": False},
-        })
-        observation = {"prompt": wire.jsonable(prompt), "answer": row.get("answer"),
-                       "info": wire.jsonable(row.get("info"))}
+        specs.append(
+            {
+                "name": self.finish,
+                "description": "Give the final answer (an assistant message without tool calls); "
+                "ends the episode, which is then scored.",
+                "input_schema": {
+                    "type": "object",
+                    "properties": {"content": {"type": "string"}},
+                    "required": ["content"],
+                    "additionalProperties": False,
+                },
+            }
+        )
+        observation = {
+            "prompt": wire.jsonable(prompt),
+            "answer": row.get("answer"),
+            "info": wire.jsonable(row.get("info")),
+        }
         return {"tools": specs, "observation": observation}
 
     async def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -145,9 +153,13 @@ class Backend:
         if prompt is None:  # the rollout ended: score it
             output = await self.rollout
             self.rollout = None
-            return {"output": None, "reward": output.get("reward"), "done": True,
-                    "metrics": wire.jsonable(output.get("metrics"))}
-        new, self.seen = prompt[self.seen:], len(prompt)
+            return {
+                "output": None,
+                "reward": output.get("reward"),
+                "done": True,
+                "metrics": wire.jsonable(output.get("metrics")),
+            }
+        new, self.seen = prompt[self.seen :], len(prompt)
         replies = [m for m in new if getattr(m, "tool_call_id", None) == call_id]
         content = replies[0].content if replies else [wire.jsonable(m) for m in new]
         return {"output": wire.jsonable(content), "reward": None, "done": False}
@@ -157,11 +169,17 @@ class Backend:
 
     def _response(self, content: str | None, tool_calls: list[Any] | None) -> Any:
         message = self.vf.ResponseMessage(
-            content=content, tool_calls=tool_calls, is_truncated=False,
+            content=content,
+            tool_calls=tool_calls,
+            is_truncated=False,
             finish_reason="tool_calls" if tool_calls else "stop",
         )
-        return self.vf.Response(id=f"bridge-{next(self.ids)}", created=int(time.time()),
-                                model=self.model, message=message)
+        return self.vf.Response(
+            id=f"bridge-{next(self.ids)}",
+            created=int(time.time()),
+            model=self.model,
+            message=message,
+        )
 
     async def _next_request(self) -> tuple[Any, Any]:
         """The rollout's next model request, or `(None, None)` once the rollout has ended."""

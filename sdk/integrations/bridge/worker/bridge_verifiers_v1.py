@@ -63,11 +63,15 @@ class Backend:
         await self.close()
         index = int(options.get("index", 0))
         if not 0 <= index < len(self.tasks):
-            raise wire.BridgeFailure("protocol", f"no task {index}: the taskset has {len(self.tasks)}")
+            raise wire.BridgeFailure(
+                "protocol", f"no task {index}: the taskset has {len(self.tasks)}"
+            )
         task = self.tasks[index]
         self.stack = contextlib.AsyncExitStack()
-        servers = [*type(self.taskset).toolsets(self.taskset.config),
-                   *type(task).toolsets(task.config)]
+        servers = [
+            *type(self.taskset).toolsets(self.taskset.config),
+            *type(task).toolsets(task.config),
+        ]
         tools: list[dict[str, Any]] = []
         self.routes = {}
         for server in servers:
@@ -76,26 +80,42 @@ class Backend:
             for tool in (await client.list_tools()).tools:
                 name = f"{prefix}_{tool.name}" if prefix else tool.name
                 self.routes[name] = (client, tool.name)
-                tools.append({"name": name, "description": tool.description or "",
-                              "input_schema": dict(tool.input_schema)})
-        tools.append({
-            "name": self.finish,
-            "description": "Give the final answer (the assistant's last reply); ends the "
-            "episode, which the task then scores.",
-            "input_schema": {"type": "object", "properties": {"content": {"type": "string"}},
-                             "required": ["content"], "additionalProperties": False},
-        })
+                tools.append(
+                    {
+                        "name": name,
+                        "description": tool.description or "",
+                        "input_schema": dict(tool.input_schema),
+                    }
+                )
+        tools.append(
+            {
+                "name": self.finish,
+                "description": "Give the final answer (the assistant's last reply); ends the "
+                "episode, which the task then scores.",
+                "input_schema": {
+                    "type": "object",
+                    "properties": {"content": {"type": "string"}},
+                    "required": ["content"],
+                    "additionalProperties": False,
+                },
+            }
+        )
         self.task = task
         self.trace = self.vf.Trace(
-            task=self.vf.TraceTask(type=type(task).__name__, data=task.data, key=task.key,
-                                   hash=task.hash),
+            task=self.vf.TraceTask(
+                type=type(task).__name__, data=task.data, key=task.key, hash=task.hash
+            ),
             agent=self.vf.AgentInfo(config=self.vf.AgentConfig(), name="mcpgym-bridge"),
         )
         for message in self._prompt(task):
             self._append(message, sampled=False)
-        return {"tools": tools, "observation": {
-            "prompt": [m.model_dump(mode="json") for m in self.trace.messages],
-            "task": task.data.model_dump(mode="json", exclude_none=True)}}
+        return {
+            "tools": tools,
+            "observation": {
+                "prompt": [m.model_dump(mode="json") for m in self.trace.messages],
+                "task": task.data.model_dump(mode="json", exclude_none=True),
+            },
+        }
 
     async def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         if self.trace is None:
@@ -105,10 +125,15 @@ class Backend:
             trace, task, self.trace = self.trace, self.task, None
             await task.score(trace)
             await self.close()
-            return {"output": None, "reward": trace.reward, "done": True,
-                    "rewards": {k: (r.value if r is not None else None)
-                                for k, r in trace.rewards.items()},
-                    "metrics": dict(trace.metrics)}
+            return {
+                "output": None,
+                "reward": trace.reward,
+                "done": True,
+                "rewards": {
+                    k: (r.value if r is not None else None) for k, r in trace.rewards.items()
+                },
+                "metrics": dict(trace.metrics),
+            }
         route = self.routes.get(name)
         if route is None:
             raise wire.BridgeFailure("unknown_tool", f"Unknown tool: {name!r}")
@@ -118,8 +143,9 @@ class Backend:
         self._append(self.vf.AssistantMessage(tool_calls=[call]))
         result = await client.call_tool(tool, arguments)
         text = "".join(getattr(block, "text", "") for block in result.content)
-        self._append(self.vf.ToolMessage(tool_call_id=call_id, content=text, name=name),
-                     sampled=False)
+        self._append(
+            self.vf.ToolMessage(tool_call_id=call_id, content=text, name=name), sampled=False
+        )
         if result.is_error:
             raise wire.BridgeFailure("tool", text or f"tool {name!r} failed")
         output = result.structured_content if result.structured_content is not None else text

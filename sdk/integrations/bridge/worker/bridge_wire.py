@@ -25,7 +25,15 @@ import sys
 from typing import IO, Any
 
 PROTOCOL = 1
-KINDS = ("invalid_args", "unknown_tool", "tool", "no_episode", "unsupported", "protocol", "internal")
+KINDS = (
+    "invalid_args",
+    "unknown_tool",
+    "tool",
+    "no_episode",
+    "unsupported",
+    "protocol",
+    "internal",
+)
 
 
 class BridgeFailure(Exception):

@@ -1,10 +1,10 @@
-"""The bridge worker: `python bridge_worker.py BACKEND MODULE:ATTR [--path DIR]... [--options JSON]`.
+"""The bridge worker: `python bridge_worker.py BACKEND MODULE:ATTR [--path DIR]... [--options J]`.
 
 Run by the *foreign* virtualenv's Python (standard library plus the foreign library; mcpgym need
 not be installed there). It loads one backend (`openenv`, `verifiers-classic`, `verifiers-v1`),
 which loads the foreign environment, says hello, then answers one request at a time on stdin /
-stdout with the line protocol of `bridge_wire`. It exits when stdin closes, on `close`, and —
-killing its own process group — when its parent process dies.
+stdout with the line protocol of `bridge_wire`. It exits when stdin closes, on `close`, and
+when its parent process dies, killing its own process group (whatever the foreign library started).
 """
 
 from __future__ import annotations
@@ -115,8 +115,11 @@ async def serve(backend: Any, out: IO[str]) -> int:
             continue
         except Exception as exc:
             traceback.print_exc(file=sys.stderr)
-            error = {"kind": "internal", "message": f"{type(exc).__name__}: {exc}",
-                     "exception": type(exc).__name__}
+            error = {
+                "kind": "internal",
+                "message": f"{type(exc).__name__}: {exc}",
+                "exception": type(exc).__name__,
+            }
             wire.send(out, {"id": rid, "ok": False, "error": error})
             continue
         if request.get("op") == "close":
@@ -140,14 +143,32 @@ def main(argv: list[str] | None = None) -> int:
         backend = _load_backend(args.backend, args.target, options)
     except BaseException as exc:  # anything, SystemExit included: the host must hear why
         traceback.print_exc(file=sys.stderr)
-        error = {"kind": "load", "message": f"{type(exc).__name__}: {exc}",
-                 "exception": type(exc).__name__}
+        error = {
+            "kind": "load",
+            "message": f"{type(exc).__name__}: {exc}",
+            "exception": type(exc).__name__,
+        }
         wire.send(out, {"op": "fatal", "error": error})
         return 3
-    hello = {"op": "hello", "protocol": wire.PROTOCOL, "backend": args.backend,
-             "library": getattr(backend, "library", {}), "pid": os.getpid()}
+    hello = {
+        "op": "hello",
+        "protocol": wire.PROTOCOL,
+        "backend": args.backend,
+        "library": getattr(backend, "library", {}),
+        "pid": os.getpid(),
+    }
     wire.send(out, hello)
-    return asyncio.run(serve(backend, out))
+    code = asyncio.run(serve(backend, out))
+    _end_group()
+    return code
+
+
+def _end_group() -> None:
+    """Whatever the foreign environment started must not outlive the worker (stdin also ends
+    when the host dies): kill our process group, ourselves last, when we lead it."""
+    sys.stderr.flush()
+    if os.getpgrp() == os.getpid():
+        os.killpg(os.getpid(), signal.SIGKILL)
 
 
 if __name__ == "__main__":
