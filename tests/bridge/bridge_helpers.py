@@ -13,9 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from helpers.mcp import MCPGYM
+from helpers.server import _healthy  # pyright: ignore[reportPrivateUsage]
 from helpers.wait import wait_until
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -51,10 +50,7 @@ def serve_bridge(backend: str, target: str, python: Path, *extra: str) -> Iterat
 
     def up() -> bool:
         assert proc.poll() is None, proc.communicate()[1][-3000:]
-        try:
-            return httpx.get(f"{url}/health", timeout=1).status_code == 200
-        except httpx.HTTPError:
-            return False
+        return _healthy(url)
 
     try:
         wait_until(up, timeout=90, interval=0.1, what="mcpgym serve --bridge")
