@@ -135,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--options", default="{}", help="backend options as a JSON object")
     args = parser.parse_args(argv)
     out = wire.protocol_stream()
+    sys.stdin.reconfigure(encoding="utf-8")  # type: ignore[union-attr]  # whatever the locale
     _watch_parent()
     for entry in reversed(args.path):
         sys.path.insert(1, entry)  # after this folder, before the site packages
