@@ -24,7 +24,7 @@ setup:
 
 # Run the default test suite (in-process and real-socket tests; no npm, Docker or agent CLIs).
 test *ARGS: setup
-    {{py}} -m pytest -m "not interop and not conformance and not docker and not agents and not models and not web and not ray and not kubernetes and not trl and not podman and not validate and not venv and not swarm and not ors and not verifiers" {{ARGS}}
+    {{py}} -m pytest -m "not interop and not conformance and not docker and not agents and not models and not web and not ray and not kubernetes and not trl and not podman and not validate and not venv and not swarm and not ors and not verifiers and not bridge" {{ARGS}}
 
 # Drive an mcpgym server with the released openenv package (own virtual environment).
 test-interop *ARGS: setup
@@ -78,7 +78,7 @@ test-mcp-range *ARGS: setup
     "$low/bin/python" -m pip install --quiet --disable-pip-version-check -e ".[dev]" "mcp==2.0.0" "mcp-types==2.0.0"
     "$low/bin/python" -m pip install --quiet --disable-pip-version-check --dry-run -e . "verifiers==0.4.0"
     "$low/bin/python" -c "from importlib.metadata import version as v; print('mcp', v('mcp'), 'mcp-types', v('mcp-types'))"
-    "$low/bin/python" -m pytest -m "not interop and not conformance and not docker and not agents and not trl and not ray and not kubernetes and not models and not web and not ors and not podman and not validate and not venv and not swarm and not verifiers" tests/servers tests/sdk tests/integrations {{ARGS}}
+    "$low/bin/python" -m pytest -m "not interop and not conformance and not docker and not agents and not trl and not ray and not kubernetes and not models and not web and not ors and not podman and not validate and not venv and not swarm and not verifiers and not bridge" tests/servers tests/sdk tests/integrations {{ARGS}}
 
 # ORS environments (ors-sdk 0.1.0) served by mcpgym, against ORS's own tool calls (installs mcpgym[ors]);
 # the ORS wire export played by ors.client.ORS and by openreward 0.1.167 (.tools/openreward-venv).
@@ -203,3 +203,8 @@ test-verifiers *ARGS: setup
         echo "$want" > "$vv/.mcpgym-pins"
     fi
     MCPGYM_VERIFIERS_VENV="$vv" {{py}} -m pytest -m verifiers tests/verifiers {{ARGS}}
+
+# The out-of-process bridge: workers in openenv 0.10.0 / verifiers 0.3.1 / verifiers 0.4.0 venvs (built from PyPI into build/bridge/).
+test-bridge *ARGS: setup
+    bash .ci/bridge-venvs.sh
+    {{py}} -m pytest -m bridge tests/bridge {{ARGS}}

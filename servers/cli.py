@@ -20,7 +20,12 @@ def _serve(args: argparse.Namespace) -> int:
     from mcpgym.servers.settings import ServerSettings
 
     try:
-        target = load_target(args.target)
+        if args.bridge:  # imported by a worker under another venv's Python, not here
+            from mcpgym.servers.cli_bridge import bridge_target
+
+            target = bridge_target(args)
+        else:
+            target = load_target(args.target)
         if args.ors:  # an ORS environment class, served unchanged through the ORS adapter
             from mcpgym.integrations.ors import ors_environment
 
@@ -258,6 +263,9 @@ def _add_serve(sub: Any) -> None:
         action="store_true",
         help="MODULE:ATTR is an ORS environment class (ors.Environment; needs mcpgym[ors])",
     )
+    from mcpgym.servers.cli_bridge import add_bridge_arguments
+
+    add_bridge_arguments(p)
     p.add_argument(
         "--ors-wire",
         action="store_true",
