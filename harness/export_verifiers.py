@@ -67,7 +67,11 @@ def _resets(
 
 
 def collect_tasks(
-    url: str, *, splits: list[str] | None = None, seeds: tuple[int, ...] = (1,), token: str | None = None
+    url: str,
+    *,
+    splits: list[str] | None = None,
+    seeds: tuple[int, ...] = (1,),
+    token: str | None = None,
 ) -> list[dict[str, Any]]:
     """The server's tasks as `{"name", "prompt", "reset"}`, each prompt from a real reset."""
     try:
@@ -123,9 +127,15 @@ def _run(args: argparse.Namespace) -> int:
         + [f"--seed={n}" for n in args.seed or []]
     )
     try:
-        tasks = collect_tasks(url, splits=args.split, seeds=tuple(args.seed or [1]), token=args.token)
+        tasks = collect_tasks(
+            url, splits=args.split, seeds=tuple(args.seed or [1]), token=args.token
+        )
         module = write_package(
-            Path(args.out), name=args.name, url=url, tools_url=tools_url, tasks=tasks,
+            Path(args.out),
+            name=args.name,
+            url=url,
+            tools_url=tools_url,
+            tasks=tasks,
             command=command,
         )
     except ExportError as err:
@@ -150,17 +160,24 @@ def register(sub: Any) -> None:
         "the replay of the episode's tool calls on the simulation server. Install it into a "
         "verifiers venv (`pip install DIR`) and use the package name as the taskset id.",
     )
-    v.add_argument("url", metavar="URL", help="simulation server base URL, e.g. http://127.0.0.1:8000")
+    v.add_argument(
+        "url", metavar="URL", help="simulation server base URL, e.g. http://127.0.0.1:8000"
+    )
     v.add_argument("--out", required=True, type=Path, help="directory to write the package into")
-    v.add_argument("--name", default="mcpgym_taskset", help="package/taskset id (default: %(default)s)")
+    v.add_argument(
+        "--name", default="mcpgym_taskset", help="package/taskset id (default: %(default)s)"
+    )
     v.add_argument("--tools-url", help="spec MCP endpoint for the tools (default: URL/mcp)")
     v.add_argument("--split", action="append", help="export only this split (repeatable)")
     v.add_argument(
-        "--seed", action="append", type=int,
+        "--seed",
+        action="append",
+        type=int,
         help="without a task set: one task per seed (repeatable; default: 1)",
     )
     v.add_argument(
-        "--token", default=os.environ.get("MCPGYM_TOKEN"),
+        "--token",
+        default=os.environ.get("MCPGYM_TOKEN"),
         help="bearer token for reading the server's tasks (default: $MCPGYM_TOKEN)",
     )
     v.set_defaults(func=_run)

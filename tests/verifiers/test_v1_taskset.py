@@ -27,9 +27,7 @@ NAME = "guess_v1"
 
 def _export(url: str, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     cmd = [sys.executable, "-m", "mcpgym.servers", "export", "verifiers", url, "--out", str(out)]
-    return subprocess.run(
-        [*cmd, *extra], capture_output=True, text=True, timeout=120, check=False
-    )
+    return subprocess.run([*cmd, *extra], capture_output=True, text=True, timeout=120, check=False)
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +68,9 @@ def _secret(url: str, seed: int) -> int:
         while True:
             n = (low + high) // 2
             result = env.call_tool("guess", {"n": n}).observation["result"]
-            verdict = result["verdict"] if isinstance(result, dict) else json.loads(result)["verdict"]
+            verdict = (
+                result["verdict"] if isinstance(result, dict) else json.loads(result)["verdict"]
+            )
             if verdict == "correct":
                 return n
             low, high = (n + 1, high) if verdict == "higher" else (low, n - 1)
@@ -89,9 +89,7 @@ def _ours(url: str, seed: int, plan: list[Any]) -> tuple[str | None, float]:
         return first.observation["metadata"]["prompt"], total
 
 
-def test_generated_package_says_how_it_was_made(
-    guess_server: str, tmp_path: Path
-) -> None:
+def test_generated_package_says_how_it_was_made(guess_server: str, tmp_path: Path) -> None:
     done = _export(guess_server, tmp_path, "--name", "made", "--seed=2")
     assert done.returncode == 0, done.stderr
     text = (tmp_path / "made" / "__init__.py").read_text()
@@ -131,9 +129,7 @@ def test_taskset_plays_mcpgym_with_native_tools_and_mcpgyms_rewards(
     assert out["tasks"][2]["reward"] > 0.5  # the hit is scored
 
 
-def test_reward_server_down_is_a_clear_error(
-    verifiers_python: Path, package: Path
-) -> None:
+def test_reward_server_down_is_a_clear_error(verifiers_python: Path, package: Path) -> None:
     down = "http://127.0.0.1:9"  # the discard port: nothing listens
     out = _drive(verifiers_python, package, [[]] * len(SEEDS), {"MCPGYM_URL": down})
     assert "unreachable" in out["error"] and down in out["error"], out
