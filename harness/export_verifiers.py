@@ -13,6 +13,7 @@ import argparse
 import json
 import keyword
 import os
+import re
 import shlex
 from importlib.metadata import version
 from pathlib import Path
@@ -87,27 +88,37 @@ def collect_tasks(
         raise ExportError(f"cannot read tasks from mcpgym server {url}: {err}") from err
 
 
+def _doc(text: str) -> str:
+    """`text` escaped for a docstring: a quote or backslash in a URL must not end it."""
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("'", "\\'")
+
+
 def write_package(
     out: Path, *, name: str, url: str, tools_url: str, tasks: list[dict[str, Any]], command: str
 ) -> Path:
     """Write `out/pyproject.toml` and `out/<name>/__init__.py`; returns the module path."""
-    if not name.isidentifier() or keyword.iskeyword(name) or not name.islower():
-        raise ExportError(f"--name {name!r} must be a lower-case Python identifier")
+    if not name.isidentifier() or keyword.iskeyword(name) or not name.isascii():
+        raise ExportError(f"--name {name!r} must be an ASCII Python identifier, not a keyword")
+    if name != name.lower():
+        raise ExportError(f"--name {name!r} must be lower case (it is the taskset id)")
+    for text in (url, tools_url, command):
+        if any(ord(c) < 32 or ord(c) == 127 for c in text):
+            raise ExportError(f"control characters in {text!r}")
     values = {
         "@@VERSION@@": version("mcpgym"),
-        "@@COMMAND@@": command,
+        "@@COMMAND@@": _doc(command),
         "@@NAME@@": name,
         "@@DIST@@": name.replace("_", "-"),
+        "@@DESCRIPTION_TOML@@": json.dumps(f"verifiers v1 taskset for the mcpgym server at {url}"),
         "@@URL_LITERAL@@": repr(url),
         "@@TOOLS_URL_LITERAL@@": repr(tools_url),
         "@@TASKS_LITERAL@@": repr(json.dumps(tasks, ensure_ascii=False)),
-        "@@URL@@": url,
+        "@@URL@@": _doc(url),
     }
 
     def fill(text: str) -> str:
-        for marker, value in values.items():
-            text = text.replace(marker, value)
-        return text
+        # one pass: a marker inside a value (a URL may hold "@@URL@@") is not expanded again
+        return re.sub(r"@@[A-Z_]+@@", lambda m: values[m.group(0)], text)
 
     module = out / name / "__init__.py"
     module.parent.mkdir(parents=True, exist_ok=True)

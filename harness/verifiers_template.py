@@ -1,7 +1,8 @@
 """The source text `mcpgym export verifiers` writes: a verifiers 0.4.0 `verifiers.v1` taskset.
 
 Kept apart from the generator (harness/export_verifiers.py) so the generated module reads as
-one piece. `@@NAME@@`-style markers are replaced with `repr()`/JSON literals, never pasted raw.
+one piece. `@@NAME@@`-style markers are replaced, in one pass, with `repr()`/JSON literals or
+with text escaped for the docstring or comment it lands in; never pasted raw.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ build-backend = "setuptools.build_meta"
 [project]
 name = "@@DIST@@"
 version = "0.1.0"
-description = "verifiers v1 taskset for the mcpgym server at @@URL@@"
+description = @@DESCRIPTION_TOML@@
 requires-python = ">=3.11"
 dependencies = ["verifiers==0.4.0", "websockets>=13", "httpx"]
 
