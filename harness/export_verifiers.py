@@ -127,20 +127,44 @@ def write_package(
     return module
 
 
+def _tasks_of_target(
+    target: str, splits: list[str] | None, seeds: tuple[int, ...]
+) -> list[dict[str, Any]]:
+    """Tasks of an environment (`MODULE:ATTR` or installed name), from a server started here."""
+    from mcpgym.discovery import environment_entry
+    from mcpgym.validate.serve import LocalServer, ServerStartError
+
+    resolved = target if ":" in target else environment_entry(target)
+    if resolved is None:
+        raise ExportError(f"{target!r} is neither a URL, MODULE:ATTR nor an installed environment")
+    try:
+        server = LocalServer(resolved, mode="simulation", startup_s=60).start()
+    except ServerStartError as err:
+        raise ExportError(f"cannot serve {resolved}: {err}") from err
+    try:
+        return collect_tasks(server.url, splits=splits, seeds=seeds)
+    finally:
+        server.stop()
+
+
 def _run(args: argparse.Namespace) -> int:
-    url = args.url.rstrip("/")
-    if not url.startswith(("http://", "https://")):
+    is_url = args.url.startswith(("http://", "https://"))
+    if not is_url and "://" in args.url:
         raise SystemExit(f"mcpgym export verifiers: URL must be http(s)://..., got {args.url!r}")
+    url = (args.url if is_url else args.server_url).rstrip("/")
     tools_url = args.tools_url or f"{url}/mcp"
     command = "mcpgym export verifiers " + shlex.join(
-        [url, "--out", str(args.out), "--name", args.name, "--tools-url", tools_url]
+        [args.url, "--out", str(args.out), "--name", args.name, "--tools-url", tools_url]
+        + ([] if is_url else ["--server-url", url])
         + [f"--split={s}" for s in args.split or []]
         + [f"--seed={n}" for n in args.seed or []]
     )
+    seeds = tuple(args.seed or [1])
     try:
-        tasks = collect_tasks(
-            url, splits=args.split, seeds=tuple(args.seed or [1]), token=args.token
-        )
+        if is_url:
+            tasks = collect_tasks(url, splits=args.split, seeds=seeds, token=args.token)
+        else:
+            tasks = _tasks_of_target(args.url, args.split, seeds)
         module = write_package(
             Path(args.out),
             name=args.name,
@@ -172,7 +196,15 @@ def register(sub: Any) -> None:
         "verifiers venv (`pip install DIR`) and use the package name as the taskset id.",
     )
     v.add_argument(
-        "url", metavar="URL", help="simulation server base URL, e.g. http://127.0.0.1:8000"
+        "url",
+        metavar="URL_OR_TARGET",
+        help="simulation server base URL (http://127.0.0.1:8000), or an environment "
+        "(MODULE:ATTR or installed name) served here just to read its tasks",
+    )
+    v.add_argument(
+        "--server-url",
+        default="http://127.0.0.1:8000",
+        help="with a TARGET: where the package will find it served (default: %(default)s)",
     )
     v.add_argument("--out", required=True, type=Path, help="directory to write the package into")
     v.add_argument(

@@ -146,3 +146,26 @@ def test_export_refuses_unreachable_and_production_servers(
     assert not (tmp_path / "b").exists()
     done = _export("ftp://x", tmp_path / "c")
     assert done.returncode != 0 and "URL must be http(s)" in done.stderr
+    for target in ("no_such_environment", "no_such_module_xyz:Env"):
+        done = _export(target, tmp_path / "d")
+        assert done.returncode != 0 and "mcpgym export verifiers:" in done.stderr, done.stderr
+        assert "Traceback" not in done.stderr
+    assert not (tmp_path / "d").exists()
+
+
+@pytest.mark.parametrize("target", ["guess", "mcpgym.examples.guess:GuessEnv"])
+def test_export_of_a_target_reads_its_tasks_from_a_server_it_starts(
+    guess_server: str, tmp_path: Path, target: str
+) -> None:
+    """A target is served just to read the tasks; the package points at `--server-url`."""
+    by_url = _export(guess_server, tmp_path / "u", "--name", "same", "--seed=3", "--seed=9")
+    assert by_url.returncode == 0, by_url.stderr
+    extra = ("--name", "same", "--seed=3", "--seed=9", "--server-url", guess_server)
+    by_target = _export(target, tmp_path / "t", *extra)
+    assert by_target.returncode == 0, by_target.stderr
+    url_text = (tmp_path / "u" / "same" / "__init__.py").read_text().splitlines()
+    target_text = (tmp_path / "t" / "same" / "__init__.py").read_text().splitlines()
+    # the same module but for the command line in the header
+    differ = [(a, b) for a, b in zip(url_text, target_text, strict=True) if a != b]
+    assert len(differ) == 1 and "mcpgym export verifiers" in differ[0][0], differ
+    assert f"{target} --out" in differ[0][1]
