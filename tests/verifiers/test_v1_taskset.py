@@ -169,3 +169,18 @@ def test_export_of_a_target_reads_its_tasks_from_a_server_it_starts(
     differ = [(a, b) for a, b in zip(url_text, target_text, strict=True) if a != b]
     assert len(differ) == 1 and "mcpgym export verifiers" in differ[0][0], differ
     assert f"{target} --out" in differ[0][1]
+
+
+def test_tools_from_a_production_server_reward_from_the_simulation_one(
+    guess_server: str, guess_production: str, verifiers_python: Path, package: Path
+) -> None:
+    """`MCPGYM_TOOLS_URL` (or `--tools-url`) at production `/mcp`: the production tool set."""
+    plans: list[list[Any]] = [[["guess", {"n": 40}], ["leaderboard", {}]], [], [], []]
+    out = _drive(verifiers_python, package, plans, {"MCPGYM_TOOLS_URL": f"{guess_production}/mcp"})
+    assert "error" not in out, out
+    assert {t["function"]["name"] for t in out["tools"]} == {"guess", "leaderboard"}
+    first = out["tasks"][0]
+    assert len(first["results"]) == 2 and '"verdict"' in first["results"][0]
+    # the replay steps every call on the simulation server, where `leaderboard` does not exist
+    _, reward = _ours(guess_server, SEEDS[0], plans[0])
+    assert first["reward"] == pytest.approx(reward)
