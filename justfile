@@ -191,7 +191,8 @@ test-swarm *ARGS: setup
     {{py}} -m pytest -m swarm tests/pool/test_swarm.py {{ARGS}}
 
 # Export to Verifiers: verifiers 0.4.0's own `openenv` taskset (openenv-core 0.3.0) plays a
-# `mcpgym serve` server with a scripted player; venv built from PyPI into build/verifiers-venv.
+# `mcpgym serve` server with a scripted player, and so does the v1 taskset `mcpgym export verifiers`
+# writes (no openenv there); venv built from PyPI into build/verifiers-venv.
 test-verifiers *ARGS: setup
     #!/usr/bin/env bash
     set -euo pipefail

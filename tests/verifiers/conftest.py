@@ -45,9 +45,19 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def guess_server() -> Iterator[str]:
     """`mcpgym serve mcpgym.examples.guess:GuessEnv` on a free 127.0.0.1 port; its base URL."""
+    yield from _serve()
+
+
+@pytest.fixture(scope="module")
+def guess_production() -> Iterator[str]:
+    """The same, in production mode (spec `/mcp` only, no task routes); its base URL."""
+    yield from _serve("--mode", "production")
+
+
+def _serve(*extra: str) -> Iterator[str]:
     port = _free_port()
     target = "mcpgym.examples.guess:GuessEnv"
-    cmd = [sys.executable, "-m", "mcpgym.servers", "serve", target, "--port", str(port)]
+    cmd = [sys.executable, "-m", "mcpgym.servers", "serve", target, "--port", str(port), *extra]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
     try:

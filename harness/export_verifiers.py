@@ -1,0 +1,226 @@
+"""`mcpgym export verifiers URL --out DIR`: write a verifiers 0.4.0 `verifiers.v1` taskset package.
+
+The package (a pyproject and one module, text in harness/verifiers_template.py) points its tool
+server at the mcpgym server's spec MCP endpoint, carries the server's tasks as they are now (its
+task set's splits, or one task per `--seed` for an environment without a task set, each prompt
+read from a real `reset`), and scores an episode by replaying its tool calls on the simulation
+server. What maps and what does not is in docs/interop.md ("Export to Verifiers").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import keyword
+import os
+import re
+import shlex
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from mcpgym.client.generic import SyncGenericEnvClient
+from mcpgym.errors import MCPGymError
+
+from .verifiers_template import MODULE, PYPROJECT
+
+__all__ = ["ExportError", "collect_tasks", "register", "write_package"]
+
+MAX_EXPORTED_TASKS = 1000
+"""The most tasks one package carries; a larger set is refused (pass `--split` to pick one)."""
+
+
+class ExportError(RuntimeError):
+    """The server could not be read, or the package could not be written."""
+
+
+def _prompt(observation: dict[str, Any]) -> str | None:
+    """The reset observation's prompt, where environments put it (`prompt` or `metadata.prompt`)."""
+    for source in (observation, observation.get("metadata") or {}):
+        value = source.get("prompt") if isinstance(source, dict) else None
+        if isinstance(value, str):
+            return value
+    return None
+
+
+def _resets(
+    url: str, splits: list[str] | None, seeds: tuple[int, ...], token: str | None
+) -> list[tuple[str, dict[str, Any]]]:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    with httpx.Client(base_url=url, headers=headers, timeout=30) as http:
+        listing = http.get("/tasks")
+        if listing.status_code == 404:  # a production server has no task routes
+            raise ExportError(f"{url} serves no /tasks: point the export at a simulation server")
+        listing.raise_for_status()
+        known = {s["name"]: s["num_tasks"] for s in listing.json()["splits"]}
+        wanted = list(known) if splits is None else splits
+        if unknown := [s for s in wanted if s not in known]:
+            raise ExportError(f"unknown split(s) {unknown}; the server has {sorted(known)}")
+        total = sum(known[s] for s in wanted)
+        if total > MAX_EXPORTED_TASKS:
+            raise ExportError(f"{total} tasks exceed {MAX_EXPORTED_TASKS}; pick splits")
+    resets: list[tuple[str, dict[str, Any]]] = [
+        (f"{s}/{i}", {"split": s, "index": i}) for s in wanted for i in range(known[s])
+    ]
+    return resets or [(f"seed={n}", {"seed": n}) for n in seeds]
+
+
+def collect_tasks(
+    url: str,
+    *,
+    splits: list[str] | None = None,
+    seeds: tuple[int, ...] = (1,),
+    token: str | None = None,
+) -> list[dict[str, Any]]:
+    """The server's tasks as `{"name", "prompt", "reset"}`, each prompt from a real reset."""
+    try:
+        resets = _resets(url, splits, seeds, token)
+        headers = {"Authorization": f"Bearer {token}"} if token else None
+        tasks = []
+        with SyncGenericEnvClient(url, headers=headers) as env:
+            for name, reset in resets:
+                observation = env.reset(**reset).observation
+                tasks.append({"name": name, "prompt": _prompt(observation), "reset": reset})
+        return tasks
+    except (httpx.HTTPError, OSError, MCPGymError) as err:
+        raise ExportError(f"cannot read tasks from mcpgym server {url}: {err}") from err
+
+
+def _doc(text: str) -> str:
+    """`text` escaped for a docstring: a quote or backslash in a URL must not end it."""
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("'", "\\'")
+
+
+def write_package(
+    out: Path, *, name: str, url: str, tools_url: str, tasks: list[dict[str, Any]], command: str
+) -> Path:
+    """Write `out/pyproject.toml` and `out/<name>/__init__.py`; returns the module path."""
+    if not name.isidentifier() or keyword.iskeyword(name) or not name.isascii():
+        raise ExportError(f"--name {name!r} must be an ASCII Python identifier, not a keyword")
+    if name != name.lower():
+        raise ExportError(f"--name {name!r} must be lower case (it is the taskset id)")
+    for text in (url, tools_url, command):
+        if any(ord(c) < 32 or ord(c) == 127 for c in text):
+            raise ExportError(f"control characters in {text!r}")
+    values = {
+        "@@VERSION@@": version("mcpgym"),
+        "@@COMMAND@@": _doc(command),
+        "@@NAME@@": name,
+        "@@DIST@@": name.replace("_", "-"),
+        "@@DESCRIPTION_TOML@@": json.dumps(f"verifiers v1 taskset for the mcpgym server at {url}"),
+        "@@URL_LITERAL@@": repr(url),
+        "@@TOOLS_URL_LITERAL@@": repr(tools_url),
+        "@@TASKS_LITERAL@@": repr(json.dumps(tasks, ensure_ascii=False)),
+        "@@URL@@": _doc(url),
+    }
+
+    def fill(text: str) -> str:
+        # one pass: a marker inside a value (a URL may hold "@@URL@@") is not expanded again
+        return re.sub(r"@@[A-Z_]+@@", lambda m: values[m.group(0)], text)
+
+    module = out / name / "__init__.py"
+    module.parent.mkdir(parents=True, exist_ok=True)
+    (out / "pyproject.toml").write_text(fill(PYPROJECT), encoding="utf-8")
+    module.write_text(fill(MODULE), encoding="utf-8")
+    return module
+
+
+def _tasks_of_target(
+    target: str, splits: list[str] | None, seeds: tuple[int, ...]
+) -> list[dict[str, Any]]:
+    """Tasks of an environment (`MODULE:ATTR` or installed name), from a server started here."""
+    from mcpgym.discovery import environment_entry
+    from mcpgym.validate.serve import LocalServer, ServerStartError
+
+    resolved = target if ":" in target else environment_entry(target)
+    if resolved is None:
+        raise ExportError(f"{target!r} is neither a URL, MODULE:ATTR nor an installed environment")
+    try:
+        server = LocalServer(resolved, mode="simulation", startup_s=60).start()
+    except ServerStartError as err:
+        raise ExportError(f"cannot serve {resolved}: {err}") from err
+    try:
+        return collect_tasks(server.url, splits=splits, seeds=seeds)
+    finally:
+        server.stop()
+
+
+def _run(args: argparse.Namespace) -> int:
+    is_url = args.url.startswith(("http://", "https://"))
+    if not is_url and "://" in args.url:
+        raise SystemExit(f"mcpgym export verifiers: URL must be http(s)://..., got {args.url!r}")
+    url = (args.url if is_url else args.server_url).rstrip("/")
+    tools_url = args.tools_url or f"{url}/mcp"
+    command = "mcpgym export verifiers " + shlex.join(
+        [args.url, "--out", str(args.out), "--name", args.name, "--tools-url", tools_url]
+        + ([] if is_url else ["--server-url", url])
+        + [f"--split={s}" for s in args.split or []]
+        + [f"--seed={n}" for n in args.seed or []]
+    )
+    seeds = tuple(args.seed or [1])
+    try:
+        if is_url:
+            tasks = collect_tasks(url, splits=args.split, seeds=seeds, token=args.token)
+        else:
+            tasks = _tasks_of_target(args.url, args.split, seeds)
+        module = write_package(
+            Path(args.out),
+            name=args.name,
+            url=url,
+            tools_url=tools_url,
+            tasks=tasks,
+            command=command,
+        )
+    except ExportError as err:
+        raise SystemExit(f"mcpgym export verifiers: {err}") from None
+    print(f"wrote {module} ({len(tasks)} tasks); install with: pip install {args.out}")
+    return 0
+
+
+def register(sub: Any) -> None:
+    """Add the `export` subcommand (target: `verifiers`) to the `mcpgym` parser."""
+    p = sub.add_parser(
+        "export",
+        help="write another library's environment package pointing at an mcpgym server",
+        description="Write a package that lets another environment library use an mcpgym server.",
+    )
+    targets = p.add_subparsers(dest="target", metavar="TARGET", required=True)
+    v = targets.add_parser(
+        "verifiers",
+        help="a verifiers 0.4.0 v1 taskset (tools over spec MCP, reward by replay)",
+        description="Write a verifiers 0.4.0 `verifiers.v1` taskset package: its tool server is "
+        "the server's spec MCP endpoint, its tasks the server's task set (read now), its reward "
+        "the replay of the episode's tool calls on the simulation server. Install it into a "
+        "verifiers venv (`pip install DIR`) and use the package name as the taskset id.",
+    )
+    v.add_argument(
+        "url",
+        metavar="URL_OR_TARGET",
+        help="simulation server base URL (http://127.0.0.1:8000), or an environment "
+        "(MODULE:ATTR or installed name) served here just to read its tasks",
+    )
+    v.add_argument(
+        "--server-url",
+        default="http://127.0.0.1:8000",
+        help="with a TARGET: where the package will find it served (default: %(default)s)",
+    )
+    v.add_argument("--out", required=True, type=Path, help="directory to write the package into")
+    v.add_argument(
+        "--name", default="mcpgym_taskset", help="package/taskset id (default: %(default)s)"
+    )
+    v.add_argument("--tools-url", help="spec MCP endpoint for the tools (default: URL/mcp)")
+    v.add_argument("--split", action="append", help="export only this split (repeatable)")
+    v.add_argument(
+        "--seed",
+        action="append",
+        type=int,
+        help="without a task set: one task per seed (repeatable; default: 1)",
+    )
+    v.add_argument(
+        "--token",
+        default=os.environ.get("MCPGYM_TOKEN"),
+        help="bearer token for reading the server's tasks (default: $MCPGYM_TOKEN)",
+    )
+    v.set_defaults(func=_run)
