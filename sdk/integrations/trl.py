@@ -2,10 +2,10 @@
 
     from trl import GRPOConfig, GRPOTrainer
     from mcpgym.integrations.trl import environment_factory
-    from calendar_gym import CalendarEnv
+    from mcpgym.examples.guess import GuessEnv
 
     trainer = GRPOTrainer(model=..., args=GRPOConfig(...), train_dataset=dataset,
-                          environment_factory=environment_factory(CalendarEnv))
+                          environment_factory=environment_factory(GuessEnv))
 
 What TRL 1.16 does with the class it is given (read from its source): every public function of the
 class except `reset` and `get_reward` is a tool, described to the model by

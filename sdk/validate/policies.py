@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import math
 import random
 from collections.abc import Iterator, Mapping
@@ -36,6 +37,7 @@ __all__ = [
     "Trajectory",
     "empty_arguments",
     "enum_variants",
+    "hostile_frames",
     "play",
     "random_arguments",
     "scripted",
@@ -284,3 +286,31 @@ def _random(s: Mapping[str, Any], rng: random.Random) -> Any:
     if t == "object":
         return random_arguments(s, rng)
     return None
+
+
+def hostile_frames(tools: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """Malformed frames and calls, named: every one must get a structured error, never a crash."""
+    cases = [
+        ("not JSON", "{nope"),
+        ("a JSON array", "[1, 2]"),
+        ("unknown frame type", json.dumps({"type": "explode"})),
+        ("unknown action type", json.dumps({"type": "step", "data": {"type": "explode"}})),
+        ("action not an object", json.dumps({"type": "step", "data": [1]})),
+        ("call without tool_name", json.dumps({"type": "step", "data": {"type": "call_tool"}})),
+        ("unknown tool", json.dumps({"type": "step", "data": call("__no_such_tool__", {})})),
+    ]
+    for t in tools:
+        name = t["name"]
+        args = {"type": "step", "data": {"type": "call_tool", "tool_name": name, "arguments": 7}}
+        cases.append((f"{name}: arguments not an object", json.dumps(args)))
+        props = (t.get("inputSchema") or {}).get("properties") or {}
+        if props:
+            wrong = {
+                k: ({"x": [1]} if v.get("type") != "object" else "x") for k, v in props.items()
+            }
+            data = {"type": "step", "data": call(name, wrong)}
+            cases.append((f"{name}: wrong types", json.dumps(data)))
+        if (t.get("inputSchema") or {}).get("additionalProperties") is False:
+            data = {"type": "step", "data": call(name, {"__bogus__": 1})}
+            cases.append((f"{name}: unknown argument", json.dumps(data)))
+    return cases

@@ -19,7 +19,13 @@ from mcpgym.types import CallToolObservation, ListToolsObservation
 from mcpgym.validate.base import Fail, NotApplicable, Skip, check, count
 from mcpgym.validate.context import Context
 from mcpgym.validate.mcp_http import McpHttp
-from mcpgym.validate.policies import call, empty_arguments, random_arguments, scripted
+from mcpgym.validate.policies import (
+    call,
+    empty_arguments,
+    hostile_frames,
+    random_arguments,
+    scripted,
+)
 from mcpgym.validate.probe import planted_spec, replay, run, sim_tools
 from mcpgym.validate.serve import ServerStartError
 from mcpgym.validate.wire import WireError
@@ -215,38 +221,11 @@ def check_tool_modes(ctx: Context) -> str | None:
     return ", ".join(seen)
 
 
-def _hostile(tools: list[dict[str, Any]]) -> list[tuple[str, str]]:
-    cases = [
-        ("not JSON", "{nope"),
-        ("a JSON array", "[1, 2]"),
-        ("unknown frame type", json.dumps({"type": "explode"})),
-        ("unknown action type", json.dumps({"type": "step", "data": {"type": "explode"}})),
-        ("action not an object", json.dumps({"type": "step", "data": [1]})),
-        ("call without tool_name", json.dumps({"type": "step", "data": {"type": "call_tool"}})),
-        ("unknown tool", json.dumps({"type": "step", "data": call("__no_such_tool__", {})})),
-    ]
-    for t in tools:
-        name = t["name"]
-        args = {"type": "step", "data": {"type": "call_tool", "tool_name": name, "arguments": 7}}
-        cases.append((f"{name}: arguments not an object", json.dumps(args)))
-        props = (t.get("inputSchema") or {}).get("properties") or {}
-        if props:
-            wrong = {
-                k: ({"x": [1]} if v.get("type") != "object" else "x") for k, v in props.items()
-            }
-            data = {"type": "step", "data": call(name, wrong)}
-            cases.append((f"{name}: wrong types", json.dumps(data)))
-        if (t.get("inputSchema") or {}).get("additionalProperties") is False:
-            data = {"type": "step", "data": call(name, {"__bogus__": 1})}
-            cases.append((f"{name}: unknown argument", json.dumps(data)))
-    return cases
-
-
 @check("runtime", needs=("check_episode",))
 def check_invalid_action(ctx: Context) -> str | None:
     """Malformed frames and bad tool calls get structured errors; the session and server live on."""
     spec = ctx.specs()[0]
-    cases = _hostile(sim_tools(ctx))
+    cases = hostile_frames(sim_tools(ctx))
     for what, text in cases:
         s = ctx.session()
         try:

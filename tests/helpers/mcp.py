@@ -213,3 +213,35 @@ class NoisyEnv(MCPEnvironment):
         print(f"printed {text}")  # unflushed on purpose: it must still not reach the wire
         logging.getLogger("noisy").warning("logged %s", text)
         return text.upper()
+
+
+def modern_call(
+    name: str,
+    arguments: dict[str, Any],
+    *,
+    request_id: int = 7,
+    capabilities: dict[str, Any] | None = None,
+    client_info: dict[str, Any] | None = None,
+    **params: Any,
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """A 2026-07-28 `tools/call` (a self-contained POST): its JSON-RPC body and its headers."""
+    meta: dict[str, Any] = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": capabilities or {},
+    }
+    if client_info is not None:
+        meta["io.modelcontextprotocol/clientInfo"] = client_info
+    body = {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments, "_meta": meta, **params},
+    }
+    headers = {
+        "Accept": JSON_SSE,
+        "Content-Type": "application/json",
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": name,
+    }
+    return body, headers

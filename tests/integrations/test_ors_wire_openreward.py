@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import venv
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ import pytest
 from calendar_gym import CalendarEnv
 from calendar_gym.agents.oracle import oracle_play
 from calendar_gym.tasks.loader import load_suite
+from helpers.pinned_venv import pinned_venv
 from helpers.server import run_server
 from mcpgym import CallToolAction, SyncEnvClient
 from mcpgym.servers import create_app
@@ -36,19 +36,7 @@ PLAYS = 12  # v2 rows (both phrasings of the first six tasks): the client's star
 @pytest.fixture(scope="module")
 def openreward_python() -> Path:
     """A virtual environment holding openreward 0.1.167 (built once, kept in .tools/)."""
-    python = VENV / "bin" / "python"
-    probe = [
-        str(python),
-        "-c",
-        "import importlib.metadata as m; assert m.version('openreward') == '0.1.167'",
-    ]
-    if python.exists() and subprocess.run(probe, capture_output=True).returncode == 0:
-        return python
-    venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
-    pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-    subprocess.run([*pip, OPENREWARD], check=True)
-    subprocess.run(probe, check=True)
-    return python
+    return pinned_venv(VENV, "openreward", "0.1.167")
 
 
 def _own_play(client: SyncEnvClient, index: int, task_id: str) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
-from helpers.mcp import JSON_SSE, MODERN, open_session, rpc, rpc_result
+from helpers.mcp import modern_call, open_session, rpc, rpc_result
 from helpers.wait import wait_until
 
 pytestmark = pytest.mark.server
@@ -140,23 +140,7 @@ def guess(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 def _modern_call(
     http: httpx.Client, url: str, name: str, arguments: dict[str, object], **params: object
 ) -> dict[str, Any]:
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": MODERN,
-        "io.modelcontextprotocol/clientCapabilities": {},
-    }
-    body = {
-        "jsonrpc": "2.0",
-        "id": 7,
-        "method": "tools/call",
-        "params": {"name": name, "arguments": arguments, "_meta": meta, **params},
-    }
-    headers = {
-        "Accept": JSON_SSE,
-        "Content-Type": "application/json",
-        "MCP-Protocol-Version": MODERN,
-        "Mcp-Method": "tools/call",
-        "Mcp-Name": name,
-    }
+    body, headers = modern_call(name, arguments, **params)
     response = http.post(url, json=body, headers=headers)
     return response.json() if response.status_code != 200 else rpc_result(response)
 

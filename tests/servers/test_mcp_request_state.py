@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from helpers.mcp import JSON_SSE, MODERN, rpc_result
+from helpers.mcp import modern_call, rpc_result
 from helpers.server import RunningServer, run_server
 from mcpgym import ToolContext, tool
 from mcpgym.examples.guess import GuessEnv
@@ -48,25 +48,14 @@ def call(
     server: RunningServer, name: str, arguments: dict[str, Any], **params: Any
 ) -> dict[str, Any]:
     """One 2026-07-28 tools/call (a self-contained POST) and its JSON-RPC message."""
-    capabilities = {"elicitation": {}}
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": MODERN,
-        "io.modelcontextprotocol/clientCapabilities": capabilities,
-        "io.modelcontextprotocol/clientInfo": {"name": "request-state-test", "version": "1"},
-    }
-    body = {
-        "jsonrpc": "2.0",
-        "id": 3,
-        "method": "tools/call",
-        "params": {"name": name, "arguments": arguments, "_meta": meta, **params},
-    }
-    headers = {
-        "Accept": JSON_SSE,
-        "Content-Type": "application/json",
-        "MCP-Protocol-Version": MODERN,
-        "Mcp-Method": "tools/call",
-        "Mcp-Name": name,
-    }
+    body, headers = modern_call(
+        name,
+        arguments,
+        request_id=3,
+        capabilities={"elicitation": {}},
+        client_info={"name": "request-state-test", "version": "1"},
+        **params,
+    )
     response = httpx.post(f"{server.url}/mcp", json=body, headers=headers, timeout=15.0)
     if response.status_code != 200:  # an error may come with a 4xx status: still JSON-RPC
         return response.json()
