@@ -6,6 +6,9 @@ python := env("PYTHON", "python3")
 venv := ".venv"
 py := venv / "bin/python"
 
+# The default suite: every test that needs no more than Python and pip (the heavy suites have markers).
+default_markers := "not interop and not conformance and not docker and not agents and not models and not web and not ray and not kubernetes and not trl and not podman and not validate and not venv and not swarm and not ors and not verifiers and not bridge"
+
 # List the recipes.
 default:
     @just --list
@@ -24,7 +27,7 @@ setup:
 
 # Run the default test suite (in-process and real-socket tests; no npm, Docker or agent CLIs).
 test *ARGS: setup
-    {{py}} -m pytest -m "not interop and not conformance and not docker and not agents and not models and not web and not ray and not kubernetes and not trl and not podman and not validate and not venv and not swarm and not ors and not verifiers and not bridge" {{ARGS}}
+    {{py}} -m pytest -m "{{default_markers}}" {{ARGS}}
 
 # Drive an mcpgym server with the released openenv package (own virtual environment).
 test-interop *ARGS: setup
@@ -67,9 +70,9 @@ test-podman *ARGS: setup
     bash .ci/podman-engine.sh --check || trap 'bash .ci/podman-engine.sh --stop' EXIT
     {{py}} -m pytest -m podman tests/containers {{ARGS}}
 
-# The default tests of tests/servers and tests/sdk on the lowest supported mcp (2.0.0), in
-# .tools/mcp-low-venv (the main .venv has the highest); also checks that mcpgym and verifiers 0.4.0
-# (which pins mcp==2.0.0) resolve together.
+# The whole default suite on the lowest supported mcp (2.0.0), in .tools/mcp-low-venv (the main
+# .venv has the highest, for `just test`); also checks that mcpgym and verifiers 0.4.0 (which pins
+# mcp==2.0.0) resolve together.
 test-mcp-range *ARGS: setup
     #!/usr/bin/env bash
     set -euo pipefail
@@ -78,7 +81,7 @@ test-mcp-range *ARGS: setup
     "$low/bin/python" -m pip install --quiet --disable-pip-version-check -e ".[dev]" "mcp==2.0.0" "mcp-types==2.0.0"
     "$low/bin/python" -m pip install --quiet --disable-pip-version-check --dry-run -e . "verifiers==0.4.0"
     "$low/bin/python" -c "from importlib.metadata import version as v; print('mcp', v('mcp'), 'mcp-types', v('mcp-types'))"
-    "$low/bin/python" -m pytest -m "not interop and not conformance and not docker and not agents and not trl and not ray and not kubernetes and not models and not web and not ors and not podman and not validate and not venv and not swarm and not verifiers and not bridge" tests/servers tests/sdk tests/integrations {{ARGS}}
+    "$low/bin/python" -m pytest -m "{{default_markers}}" {{ARGS}}
 
 # ORS environments (ors-sdk 0.1.0) served by mcpgym, against ORS's own tool calls (installs mcpgym[ors]);
 # the ORS wire export played by ors.client.ORS and by openreward 0.1.167 (.tools/openreward-venv).

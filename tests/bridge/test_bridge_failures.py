@@ -104,14 +104,16 @@ async def test_hang_honours_the_servers_step_timeout(worker_venvs: dict[str, Pat
     except StepTimeout:
         obs = None
     assert time.monotonic() - started < 15
-    if obs is not None:
-        assert obs.error.error_type == "timeout"
+    if obs is not None:  # the step's own timeout: the episode died with the worker
+        assert obs.error.error_type == "timeout" and obs.done, obs
     # The cancelled call kills its worker once the loop runs it: wait without blocking the loop.
     deadline = time.monotonic() + 10
     while _alive(pid):
         assert time.monotonic() < deadline, "the hung worker was not killed"
         await asyncio.sleep(0.05)
     assert env.worker is None
+    after = await _call(env, "add", {"n": 1}, timeout_s=5)  # the episode is over, and says so
+    assert after.error is not None and after.done, after
     await env.aclose()
 
 
@@ -245,3 +247,28 @@ def test_worker_dies_with_its_host(worker_venvs: dict[str, Path]) -> None:
             host.stdout.close()
     wait_until(lambda: not _alive(pids["worker"]), timeout=15, what="the orphaned worker gone")
     wait_until(lambda: not _alive(pids["child"]), timeout=15, what="its child gone")
+
+
+def test_sync_reset_and_step_play_in_process(worker_venvs: dict[str, Path]) -> None:
+    """Without an event loop, `reset()` starts the worker as `areset()` does, and `step()`
+    reaches it; before the fix a sync reset published no tools at all."""
+    env = _env(worker_venvs["openenv"])
+    try:
+        obs = env.reset(seed=3)
+        assert obs.metadata["bridge"]["backend"] == "openenv" and env.worker is not None
+        assert {t.name for t in env.visible_tools()} >= {"add", "peek", "submit"}
+        step = env.step(CallToolAction(tool_name="add", arguments={"n": 2}))
+        assert step.error is None and step.result["output"] == 2, step
+        pid = env.worker.pid
+        env.reset()  # a second episode keeps the healthy worker
+        assert env.worker is not None and env.worker.pid == pid
+    finally:
+        asyncio.run(env.aclose())
+
+
+async def test_sync_reset_inside_a_running_loop_is_refused(worker_venvs: dict[str, Path]) -> None:
+    env = _env(worker_venvs["openenv"])
+    with pytest.raises(RuntimeError, match="areset"):
+        env.reset()
+    assert env.worker is None  # nothing was started
+    await env.aclose()

@@ -31,14 +31,14 @@ def emit(event: dict[str, Any]) -> None:
 
 async def call_tool(name: str, arguments: dict[str, Any]) -> Any:
     from mcp.client import Client
-    from mcp.client.stdio import StdioServerParameters
+    from mcp.client.stdio import StdioServerParameters, stdio_client
 
     command = os.environ.get("MCPGYM_MCP_COMMAND")
     if command:
         argv = json.loads(command)
         env = dict(os.environ)
-        server: Any = StdioServerParameters(command=argv[0], args=argv[1:], env=env)
-        client = Client(server)
+        server = StdioServerParameters(command=argv[0], args=argv[1:], env=env)
+        client = Client(stdio_client(server))  # a transport, as every mcp 2.x `Client` takes
     else:
         from mcp.client.streamable_http import streamable_http_client
         from mcp.shared._httpx_utils import create_mcp_http_client

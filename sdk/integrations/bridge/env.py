@@ -65,16 +65,36 @@ class BridgeEnvironment(DynamicToolsEnvironment):
 
     _worker: WorkerProcess | None = None
     _reward: float | None = None
+    _in_areset: bool = False
 
     @property
     def worker(self) -> WorkerProcess | None:
         """The running worker, if any (its `pid` is its process group id)."""
         return self._worker
 
+    def reset(
+        self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any
+    ) -> Observation:
+        """In-process, synchronous use: runs `areset` (which starts the worker) in a fresh event
+        loop; inside a running loop use `await env.areset(...)`."""
+        if self._in_areset:  # the base reset, run by `areset` itself
+            return super().reset(seed=seed, episode_id=episode_id)
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.areset(seed=seed, episode_id=episode_id, **kwargs))
+        raise RuntimeError(
+            "reset() cannot start the bridge worker inside a running event loop; use areset()."
+        )
+
     async def areset(
         self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any
     ) -> Observation:
-        obs = await super().areset(seed=seed, episode_id=episode_id)
+        self._in_areset = True
+        try:
+            obs = await super().areset(seed=seed, episode_id=episode_id)
+        finally:
+            self._in_areset = False
         self._reward = None
         self.publish_tools([])
         worker = self._worker
@@ -116,6 +136,9 @@ class BridgeEnvironment(DynamicToolsEnvironment):
             self.end_episode()  # the foreign episode died with its worker
             cls = ToolTimeout if err.detail.get("reason") == "timeout" else ToolExecutionError
             raise cls(err.message, tool=name, **err.detail) from None
+        except asyncio.CancelledError:
+            self.end_episode()  # a departed client, or a timeout: the worker is being killed
+            raise
         if not frame["ok"]:
             raise _tool_error(name, frame.get("error") or {})
         result = frame.get("result") or {}
@@ -124,6 +147,17 @@ class BridgeEnvironment(DynamicToolsEnvironment):
         if done:
             self.end_episode()
         return {"output": result.get("output"), "reward": self._reward, "done": done}
+
+    async def invoke_tool(
+        self, name: str, arguments: dict[str, Any] | None, timeout_s: float | None = None
+    ) -> Any:
+        # A call past the server's step timeout is cancelled after its error is raised; the
+        # cancellation kills the worker, so the episode ends with this very step.
+        try:
+            return await super().invoke_tool(name, arguments, timeout_s)
+        except ToolTimeout:
+            self.end_episode()
+            raise
 
     def reward(self, action: Action, observation: Observation) -> float | None:
         reward, self._reward = self._reward, None
