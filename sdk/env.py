@@ -237,7 +237,9 @@ class Environment(Generic[ActT, ObsT, StateT]):
         """
         if not wait_if_busy and "_mcpgym_overdue" in self.__dict__:
             raise busy_error(self)
-        lock = self._call_lock()
+        lock: asyncio.Lock | None = self.__dict__.get("_mcpgym_lock")
+        if lock is None:
+            lock = self._call_lock()
         if is_coroutine_function(method):
             await lock.acquire()
             return await run_async(lock, method, args, kwargs, timeout_s)

@@ -175,7 +175,9 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
         `call_tool_sync` instead when a class overrides both. Calls of one instance never overlap,
         whichever transport they come from.
         """
-        spec = self.get_tool(name)
+        spec = self.tool_specs.get(name)
+        if spec is None or (spec.mode is not None and spec.mode != self.serving_mode):
+            spec = self.get_tool(name)  # not visible: raises, with near names
         kwargs = spec.validate(arguments)
         try:
             value = await self._exclusive(getattr(self, spec.method), (), kwargs, timeout_s)
@@ -276,7 +278,8 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
         **kwargs: Any,
     ) -> Observation:
         """Apply a tool action; tool failures become `CallToolObservation.error`, not exceptions."""
-        self._require_episode()
+        if not self._started:
+            self._require_episode()
         if isinstance(action, ListToolsAction):
             return await self.afinish_step(action, self._list_observation())
         tool_ctx = self._simulation_context(action.tool_name)
