@@ -163,7 +163,7 @@ class _Watchdog:
     calls are in flight, instead of one per frame.
     """
 
-    TICK_S = 0.025
+    TICK_S = 0.05  # a call gets a reader after 50-100 ms (never sooner than before)
     _by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Watchdog] = (
         weakref.WeakKeyDictionary()
     )
