@@ -320,14 +320,26 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
         step as well.
         """
         self._state.step_count += 1
-        _set_field(obs, "done", self._done)
+        # mcpgym's own observation (no assignment validation, no custom `__setattr__`): the
+        # fields are set as pydantic's handler sets them, minus two calls each
+        plain = type(obs) is CallToolObservation and _PLAIN_ASSIGNMENT
+        if plain:
+            vars(obs)["done"] = self._done
+            obs.__pydantic_fields_set__.add("done")
+        else:
+            obs.done = self._done
         if self.rubric is not None:
-            obs.reward = self._trace().score(self.rubric, self, action, obs)
-            return obs
-        try:
-            _set_field(obs, "reward", self.reward(action, obs))
-        except Exception as exc:
-            raise ExecutionError(f"reward() raised {type(exc).__name__}: {exc}") from exc
+            reward = self._trace().score(self.rubric, self, action, obs)
+        else:
+            try:
+                reward = self.reward(action, obs)
+            except Exception as exc:
+                raise ExecutionError(f"reward() raised {type(exc).__name__}: {exc}") from exc
+        if plain:
+            vars(obs)["reward"] = reward
+            obs.__pydantic_fields_set__.add("reward")
+        else:
+            obs.reward = reward
         return obs
 
     async def afinish_step(self, action: Action, obs: Observation) -> Observation:
@@ -359,16 +371,6 @@ _PLAIN_ASSIGNMENT = (
     not CallToolObservation.model_config.get("validate_assignment")
     and CallToolObservation.__setattr__ is BaseModel.__setattr__
 )
-
-
-def _set_field(obs: Observation, name: str, value: Any) -> None:
-    """`setattr(obs, name, value)`; on mcpgym's own `CallToolObservation` (no assignment
-    validation, no custom `__setattr__`) it does what pydantic's handler does, minus two calls."""
-    if type(obs) is CallToolObservation and _PLAIN_ASSIGNMENT:
-        vars(obs)[name] = value
-        obs.__pydantic_fields_set__.add(name)
-    else:
-        setattr(obs, name, value)
 
 
 def _dump(spec: ToolSpec, value: Any) -> Any:
