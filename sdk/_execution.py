@@ -112,7 +112,7 @@ def is_demoted(cls: type, method: Callable[..., Any]) -> bool:
 # (`_HARD_HOLD`x the budget, at least `_HARD_HOLD_S`) moves it at once.
 _STRIKES: dict[tuple[type, str], int] = {}
 STRIKES_TO_DEMOTE = 2
-_HARD_HOLD, _HARD_HOLD_S = 5.0, 1.0
+_HARD_HOLD, _HARD_HOLD_S = 10.0, 0.25  # a 250 ms preemption: a machine past usable
 
 
 def _overran(cls: type, name: str, held_s: float, budget: float) -> None:
