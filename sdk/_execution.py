@@ -14,7 +14,9 @@
   a slow call cannot become a habit. Timing an inline call costs two clock reads.
 
 Every runner takes the instance's lock already acquired and releases it exactly once: when the
-call has really finished (a thread's call may finish after its caller gave up).
+call has really finished (a thread's call may finish after its caller gave up). The inline hot
+path (`Environment._exclusive` with `call_inline`/`check_inline`) takes no lock while nothing
+else of the instance runs: a sync call cannot yield, so it cannot overlap another.
 """
 
 from __future__ import annotations
