@@ -10,10 +10,13 @@
   thread hop), for code its author promises is short. The promise is checked, not trusted: a
   call that ran past its timeout is answered as a timeout (its effects may have applied), and a
   method that held the loop longer than the class's `inline_budget_s` runs in the pool from then
-  on, so one slow call cannot become a habit. Timing an inline call costs two clock reads.
+  on (on its second overrun in a row: one may be the machine preempting the loop's thread), so
+  a slow call cannot become a habit. Timing an inline call costs two clock reads.
 
 Every runner takes the instance's lock already acquired and releases it exactly once: when the
-call has really finished (a thread's call may finish after its caller gave up).
+call has really finished (a thread's call may finish after its caller gave up). The inline hot
+path (`Environment._exclusive` with `call_inline`/`check_inline`) takes no lock while nothing
+else of the instance runs: a sync call cannot yield, so it cannot overlap another.
 """
 
 from __future__ import annotations
@@ -23,14 +26,17 @@ import inspect
 import logging
 import time
 from collections.abc import Callable, Coroutine
-from types import CodeType, FunctionType
+from types import CodeType, FunctionType, GeneratorType
 from typing import Any
 
 from mcpgym._workers import DETACHED, DROPPED, Expired, Job, expire, shared_pool
 from mcpgym.errors import InstanceBusy
 
 __all__ = [
+    "awaitable",
     "busy_error",
+    "call_inline",
+    "check_inline",
     "is_coroutine_function",
     "is_demoted",
     "run_async",
@@ -44,14 +50,18 @@ _clock = time.perf_counter
 
 
 _ASYNC_BY_CODE: dict[CodeType, bool] = {}
-_PLAIN_RESULTS = frozenset({type(None), bool, int, float, str, bytes, dict, list, tuple})
+# what `inspect.markcoroutinefunction` (3.12) sets: the only attribute that changes the answer
+_MARKER = "_is_coroutine_marker"
+_AWAITABLE_BY_TYPE: dict[type, bool] = dict.fromkeys(
+    (type(None), bool, int, float, str, bytes, dict, list, tuple), False
+)
 
 
 def is_coroutine_function(method: Callable[..., Any]) -> bool:
     """`inspect.iscoroutinefunction`, remembered per code object for plain functions and bound
     methods (the per-call path; code objects are few and live as long as their functions)."""
     func = getattr(method, "__func__", method)
-    if type(func) is not FunctionType or func.__dict__:  # partials, marked functions: ask inspect
+    if type(func) is not FunctionType or _MARKER in func.__dict__:  # partials, marked: ask inspect
         return inspect.iscoroutinefunction(method)
     code = func.__code__
     known = _ASYNC_BY_CODE.get(code)
@@ -60,8 +70,16 @@ def is_coroutine_function(method: Callable[..., Any]) -> bool:
     return known
 
 
-def _awaitable(value: Any) -> bool:
-    return type(value) not in _PLAIN_RESULTS and inspect.isawaitable(value)
+def awaitable(value: Any) -> bool:
+    """`inspect.isawaitable`, with the answer for a result's class remembered: an ABC check per
+    call costs more than most tools. Generators differ per object (`types.coroutine`): asked."""
+    kind = type(value)
+    known = _AWAITABLE_BY_TYPE.get(kind)
+    if known is None:
+        known = inspect.isawaitable(value)
+        if kind is not GeneratorType and len(_AWAITABLE_BY_TYPE) < 4096:
+            _AWAITABLE_BY_TYPE[kind] = known
+    return known
 
 
 def busy_error(env: Any) -> InstanceBusy:
@@ -90,6 +108,32 @@ def is_demoted(cls: type, method: Callable[..., Any]) -> bool:
     return demoted is not None and getattr(method, "__name__", "") in demoted
 
 
+# Overruns of the inline budget not yet forgiven, by (class, method name). One overrun may be the
+# machine's doing (the loop's thread preempted under load), so a method is moved to the pool on
+# its second overrun in a row; a call within the budget forgives. A hold no preemption explains
+# (`_HARD_HOLD`x the budget, at least `_HARD_HOLD_S`) moves it at once.
+_STRIKES: dict[tuple[type, str], int] = {}
+STRIKES_TO_DEMOTE = 2
+_HARD_HOLD, _HARD_HOLD_S = 10.0, 0.25  # a 250 ms preemption: a machine past usable
+
+
+def _overran(cls: type, name: str, held_s: float, budget: float) -> None:
+    strikes = _STRIKES.get((cls, name), 0) + 1
+    if strikes >= STRIKES_TO_DEMOTE or held_s >= max(_HARD_HOLD * budget, _HARD_HOLD_S):
+        _STRIKES.pop((cls, name), None)
+        _demote(cls, name, held_s)
+    else:
+        _STRIKES[(cls, name)] = strikes
+        log.info(
+            "%s.%s held the event loop for %.3f s (inline_budget_s=%s); once more in a row and "
+            "it moves to the worker pool",
+            cls.__name__,
+            name,
+            held_s,
+            budget,
+        )
+
+
 def _demote(cls: type, name: str, held_s: float) -> None:
     demoted: set[str] | None = cls.__dict__.get("_mcpgym_demoted")
     if demoted is None:
@@ -105,6 +149,22 @@ def _demote(cls: type, name: str, held_s: float) -> None:
             held_s,
             getattr(cls, "inline_budget_s", None),
         )
+
+
+def check_inline(
+    env: Any, method: Callable[..., Any], held: float, timeout_s: float | None
+) -> None:
+    """After an inline call that held the loop `held` seconds: count an overrun of the class's
+    budget (or forgive one), and raise `TimeoutError` if the call overran its timeout."""
+    cls = type(env)
+    budget = cls.inline_budget_s
+    if budget is not None:
+        if held > budget:
+            _overran(cls, getattr(method, "__name__", "call"), held, budget)
+        elif _STRIKES:  # empty (one truth test) unless a method overran lately
+            _STRIKES.pop((cls, getattr(method, "__name__", "call")), None)
+    if timeout_s is not None and held > timeout_s:
+        raise TimeoutError({"ran_s": round(held, 3)})
 
 
 async def run_async(
@@ -175,7 +235,7 @@ async def run_in_pool(
     finally:
         if timer is not None:
             timer.cancel()
-    return (await result) if _awaitable(result) else result
+    return (await result) if awaitable(result) else result
 
 
 def _give_up(env: Any, lock: asyncio.Lock, job: Job, method: Any, timeout_s: float | None) -> str:
@@ -192,6 +252,13 @@ def _give_up(env: Any, lock: asyncio.Lock, job: Job, method: Any, timeout_s: flo
     return state
 
 
+def call_inline(method: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Run a sync method on the loop's thread; returns (result, seconds it held the loop)."""
+    start = _clock()
+    result = method(*args, **kwargs)
+    return result, _clock() - start
+
+
 async def run_inline(
     env: Any,
     lock: asyncio.Lock,
@@ -200,19 +267,16 @@ async def run_inline(
     kwargs: dict[str, Any],
     timeout_s: float | None,
 ) -> Any:
-    """A sync method inline on the loop, timed: overrunning its timeout or the class's inline
-    budget is caught after the fact (see the module docstring)."""
+    """A sync method inline on the loop, timed, with the instance's lock held: overrunning its
+    timeout or the class's inline budget is caught after the fact (see the module docstring).
+
+    `Environment._exclusive` takes a cheaper path when the lock is free: a sync call does not
+    yield, so nothing of the instance can run beside it (`call_inline`, `check_inline`)."""
     try:
-        start = _clock()
-        result = method(*args, **kwargs)
-        held = _clock() - start
-        if _awaitable(result):
+        result, held = call_inline(method, args, kwargs)
+        if awaitable(result):
             result = await result
     finally:
         lock.release()
-    budget = type(env).inline_budget_s
-    if budget is not None and held > budget:
-        _demote(type(env), getattr(method, "__name__", "call"), held)
-    if timeout_s is not None and held > timeout_s:
-        raise TimeoutError({"ran_s": round(held, 3)})
+    check_inline(env, method, held, timeout_s)
     return result

@@ -39,7 +39,10 @@ from pydantic import BaseModel, TypeAdapter
 from pydantic import ValidationError as PydanticValidationError
 
 from mcpgym._execution import (
+    awaitable,
     busy_error,
+    call_inline,
+    check_inline,
     is_coroutine_function,
     is_demoted,
     run_async,
@@ -234,10 +237,23 @@ class Environment(Generic[ActT, ObsT, StateT]):
         """
         if not wait_if_busy and "_mcpgym_overdue" in self.__dict__:
             raise busy_error(self)
-        lock = self._call_lock()
-        await lock.acquire()
+        lock: asyncio.Lock | None = self.__dict__.get("_mcpgym_lock")
+        if lock is None:
+            lock = self._call_lock()
         if is_coroutine_function(method):
+            await lock.acquire()
             return await run_async(lock, method, args, kwargs, timeout_s)
         if self.blocking or is_demoted(type(self), method):
+            await lock.acquire()
             return await run_in_pool(self, lock, method, args, kwargs, timeout_s)
-        return await run_inline(self, lock, method, args, kwargs, timeout_s)
+        if lock.locked():  # another call of this instance is running: wait for it
+            await lock.acquire()
+            return await run_inline(self, lock, method, args, kwargs, timeout_s)
+        # The hot path: nothing of this instance runs and a sync call does not yield, so it
+        # cannot overlap another; the lock is taken only if it returns an awaitable.
+        result, held = call_inline(method, args, kwargs)
+        if awaitable(result):
+            async with lock:
+                result = await result
+        check_inline(self, method, held, timeout_s)
+        return result

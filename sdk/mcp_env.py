@@ -23,8 +23,10 @@ import asyncio
 import contextlib
 import inspect
 import uuid
+from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar
 
+from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
 from mcpgym._execution import timeout_note
@@ -140,7 +142,7 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
             data = {**data, "type": "call_tool"}
         if data.get("type") == "call_tool":  # the common case: skip the union's dispatch
             try:
-                return CallToolAction.model_validate(data)
+                return _validate_call(data)
             except PydanticValidationError:
                 pass  # re-validated below for the union's error messages
         try:
@@ -173,7 +175,9 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
         `call_tool_sync` instead when a class overrides both. Calls of one instance never overlap,
         whichever transport they come from.
         """
-        spec = self.get_tool(name)
+        spec = self.tool_specs.get(name)
+        if spec is None or (spec.mode is not None and spec.mode != self.serving_mode):
+            spec = self.get_tool(name)  # not visible: raises, with near names
         kwargs = spec.validate(arguments)
         try:
             value = await self._exclusive(getattr(self, spec.method), (), kwargs, timeout_s)
@@ -191,21 +195,28 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
             raise ToolExecutionError(f"{type(exc).__name__}: {exc}", tool=name) from exc
         return _dump(spec, value)
 
-    async def invoke_tool(
+    def invoke_tool(
         self, name: str, arguments: dict[str, Any] | None, timeout_s: float | None = None
-    ) -> Any:
-        """What transports call: `call_tool` under the framework's execution rules.
+    ) -> Awaitable[Any]:
+        """What transports await: `call_tool` under the framework's execution rules.
 
         A class that overrides both `call_tool` and `call_tool_sync` (to run tools its own way,
         as Calendar Gym does for speed) still gets them: its `call_tool_sync` runs inline when
         `blocking = False` (timed, moved to the pool if it holds the loop), else in the pool,
-        and `timeout_s` is kept either way (mcpgym._execution).
+        and `timeout_s` is kept either way (mcpgym._execution). Not itself a coroutine: it
+        hands over `call_tool`'s, one frame fewer on every call.
         """
         cls = type(self)
         if cls.call_tool is MCPEnvironment.call_tool or (
             cls.call_tool_sync is MCPEnvironment.call_tool_sync
         ):
-            return await self.call_tool(name, arguments, timeout_s)
+            return self.call_tool(name, arguments, timeout_s)
+        return self._invoke_own(name, arguments, timeout_s)
+
+    async def _invoke_own(
+        self, name: str, arguments: dict[str, Any] | None, timeout_s: float | None
+    ) -> Any:
+        """The class's own `call_tool_sync`, under the execution rules."""
 
         def run() -> Any:
             return self.call_tool_sync(name, arguments)
@@ -267,7 +278,8 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
         **kwargs: Any,
     ) -> Observation:
         """Apply a tool action; tool failures become `CallToolObservation.error`, not exceptions."""
-        self._require_episode()
+        if not self._started:
+            self._require_episode()
         if isinstance(action, ListToolsAction):
             return await self.afinish_step(action, self._list_observation())
         tool_ctx = self._simulation_context(action.tool_name)
@@ -277,11 +289,13 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
             else:
                 with use_context(tool_ctx):
                     result = await self.invoke_tool(action.tool_name, action.arguments, timeout_s)
-            obs = CallToolObservation(tool_name=action.tool_name, result=result)
+            obs = _validate_observation({"tool_name": action.tool_name, "result": result})
         except ToolError as err:
             obs = CallToolObservation(
                 tool_name=action.tool_name, error=ToolErrorInfo(**err.to_info())
             )
+        if self.rubric is None:  # nothing to await: spare the coroutine
+            return self.finish_step(action, _with_events(obs, tool_ctx))
         return await self.afinish_step(action, _with_events(obs, tool_ctx))
 
     def _simulation_context(self, tool_name: str) -> ToolContext | None:
@@ -306,14 +320,26 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
         step as well.
         """
         self._state.step_count += 1
-        obs.done = self._done
+        # mcpgym's own observation (no assignment validation, no custom `__setattr__`): the
+        # fields are set as pydantic's handler sets them, minus two calls each
+        plain = type(obs) is CallToolObservation and _PLAIN_ASSIGNMENT
+        if plain:
+            vars(obs)["done"] = self._done
+            obs.__pydantic_fields_set__.add("done")
+        else:
+            obs.done = self._done
         if self.rubric is not None:
-            obs.reward = self._trace().score(self.rubric, self, action, obs)
-            return obs
-        try:
-            obs.reward = self.reward(action, obs)
-        except Exception as exc:
-            raise ExecutionError(f"reward() raised {type(exc).__name__}: {exc}") from exc
+            reward = self._trace().score(self.rubric, self, action, obs)
+        else:
+            try:
+                reward = self.reward(action, obs)
+            except Exception as exc:
+                raise ExecutionError(f"reward() raised {type(exc).__name__}: {exc}") from exc
+        if plain:
+            vars(obs)["reward"] = reward
+            obs.__pydantic_fields_set__.add("reward")
+        else:
+            obs.reward = reward
         return obs
 
     async def afinish_step(self, action: Action, obs: Observation) -> Observation:
@@ -329,6 +355,22 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
         if self._rubric_trace is None:  # a subclass reset() that skipped super().reset()
             self._rubric_trace = RubricTrace()
         return self._rubric_trace
+
+
+# The hot path of every tool step: pydantic's validators called directly (the model methods
+# around them cost as much again as the validation of these small models).
+_validate_call: Callable[[Any], CallToolAction] = (
+    CallToolAction.__pydantic_validator__.validate_python
+)
+_validate_observation: Callable[[Any], CallToolObservation] = (
+    CallToolObservation.__pydantic_validator__.validate_python
+)
+
+
+_PLAIN_ASSIGNMENT = (
+    not CallToolObservation.model_config.get("validate_assignment")
+    and CallToolObservation.__setattr__ is BaseModel.__setattr__
+)
 
 
 def _dump(spec: ToolSpec, value: Any) -> Any:

@@ -117,7 +117,9 @@ class Dispatcher:
             raise SessionError("No episode: send reset before step.")
         timeout = self.default_timeout_s if timeout_s is None else _timeout(timeout_s)
         obs = await env.astep(action, timeout_s=timeout)
-        return observation_payload(_check_obs(env, obs))
+        return observation_payload(
+            obs if type(obs) is CallToolObservation else _check_obs(env, obs)
+        )
 
     def state(self, session: Session) -> dict[str, Any]:
         env = session.env

@@ -61,6 +61,8 @@ CURRENT_ENV: contextvars.ContextVar[MCPEnvironment | None] = contextvars.Context
 )
 _SESSION_KEY = "mcpgym_session"
 _content_block: TypeAdapter[types.ContentBlock] = TypeAdapter(types.ContentBlock)
+# `json.dumps(value, ensure_ascii=False)` builds this encoder on every call; the text is the same
+_json_text = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def _as_tool(spec: Any) -> types.Tool:
@@ -82,7 +84,7 @@ def tool_result(spec: Any, dumped: Any) -> types.CallToolResult:
     if isinstance(dumped, ContentBlocks):
         blocks = [_content_block.validate_python(block) for block in dumped]
         return types.CallToolResult(content=blocks, is_error=False)
-    text = dumped if isinstance(dumped, str) else json.dumps(dumped, ensure_ascii=False)
+    text = dumped if isinstance(dumped, str) else _json_text(dumped)
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)],
         structured_content=spec.structured(dumped),

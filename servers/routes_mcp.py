@@ -111,9 +111,10 @@ def _without_ows(scope: Scope) -> Scope:
     body's `"x"` literally.
     """
     raw: list[tuple[bytes, bytes]] = scope["headers"]
-    if not any(value[:1] in _OWS or value[-1:] in _OWS for _, value in raw):
-        return scope
-    return {**scope, "headers": [(name, value.strip(b" \t")) for name, value in raw]}
+    for _, value in raw:  # a loop, not `any(<generator>)`: this runs on every request
+        if value[:1] in _OWS or value[-1:] in _OWS:
+            return {**scope, "headers": [(name, value.strip(b" \t")) for name, value in raw]}
+    return scope
 
 
 _OWS = (b" ", b"\t")

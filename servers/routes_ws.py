@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Coroutine
-from typing import Any, TypeVar
+import weakref
+from typing import Any
 
 from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketState
 
 from mcpgym.errors import CapacityReached, ExecutionError, MCPGymError
@@ -21,7 +22,6 @@ from mcpgym.servers.sessions import SessionManager
 __all__ = ["websocket_endpoint"]
 
 log = logging.getLogger("mcpgym.servers")
-_R = TypeVar("_R")
 
 # Close codes: 1000 normal, 1001 going away (idle reap), 1011 server error, 1013 try again later.
 _CLOSE_NORMAL, _CLOSE_IDLE, _CLOSE_ERROR, _CLOSE_BUSY = 1000, 1001, 1011, 1013
@@ -37,8 +37,24 @@ def _encode(reply: dict[str, Any]) -> str:
         return wire_json.dumps(error_frame(err, reply.get("id")))
 
 
-async def websocket_endpoint(websocket: WebSocket) -> None:
-    """Serve one client: accept, open a session, then answer frames until close."""
+class _Endpoint:
+    """The `/ws` ASGI app (a plain object, so Starlette hands it the raw `receive`/`send`).
+
+    The handshake (origin, token, accept, denials, closes) goes through Starlette's `WebSocket`;
+    the frames of an open session use uvicorn's `receive`/`send` directly, which spares two
+    wrapper coroutines per frame. Those wrappers only check the order of ASGI messages, which
+    this loop keeps by construction: receive until `websocket.disconnect`, send only text.
+    """
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await _serve(WebSocket(scope, receive, send), receive, send)
+
+
+websocket_endpoint = _Endpoint()
+"""Serve one client: accept, open a session, then answer frames until close."""
+
+
+async def _serve(websocket: WebSocket, receive: Receive, send: Send) -> None:
     if "session_id" in websocket.query_params:  # OpenEnv: a socket on an /mcp session
         await websocket_attach(websocket)
         return
@@ -71,28 +87,43 @@ async def websocket_endpoint(websocket: WebSocket) -> None:
 
     session.on_reap = close_idle
     code = _CLOSE_NORMAL
-    watch = _DisconnectWatch(websocket)
+    watch = _Watch(receive)
+    watchdog = _Watchdog.of_running_loop()
+    calls = watchdog.calls
+    task = asyncio.current_task()
+    assert task is not None
+    handle = dispatcher.handle_text
     try:
         while True:
-            message = await watch.next_message()
-            if message["type"] == "websocket.disconnect":
+            reader, watch.reader = watch.reader, None
+            message = await (reader if reader is not None else receive())
+            if message["type"] != "websocket.receive":  # websocket.disconnect
                 return
             text = message.get("text")
             if text is None:
                 text = message.get("bytes") or b""
-            session.touch()
+            # In flight: `busy` keeps the reaper away; the watchdog notices a client that
+            # leaves during a long call. Both cost a counter and a set entry per frame.
             session.busy += 1
+            watch.since = watchdog.tick
+            calls[watch] = task
+            if not watchdog.running:
+                watchdog.start()
             try:
-                reply, close_after = await watch.during(dispatcher.handle_text(session, text))
+                reply, close_after = await handle(session, text)
+            except asyncio.CancelledError:
+                if not watch.gone:
+                    raise
+                task.uncancel()  # the client left mid-call: the call was cancelled or detached
+                return
             finally:
+                del calls[watch]
                 session.busy -= 1
                 session.touch()
-            if reply is None and close_after is None:  # the client left mid-call: cancelled
-                return
             if session.closed:  # reaped while we worked
                 return
             if reply is not None:
-                await websocket.send_text(_encode(reply))
+                await send({"type": "websocket.send", "text": _encode(reply)})
             if close_after:
                 return
     except Exception as exc:  # the client vanished mid-send, or a bug: end only this session
@@ -108,54 +139,74 @@ async def websocket_endpoint(websocket: WebSocket) -> None:
                 await websocket.close(code=code)
 
 
-class _DisconnectWatch:
-    """Cancels a call in flight when its client disconnects, at almost no cost per frame.
+class _Watch:
+    """One connection's view for the watchdog: a reader armed while a long call runs."""
 
-    Nothing reads the socket while a frame is being handled, so a departed client would go
-    unnoticed until the call ended. A call still running after `WATCH_AFTER_S` gets a reader:
-    a disconnect cancels the call (an async tool is cancelled, a sync one detached); a frame
-    that arrives instead is kept and handled next, in order. Fast calls cost one timer.
-    """
+    __slots__ = ("gone", "reader", "receive", "since")
 
-    WATCH_AFTER_S = 0.05
-
-    def __init__(self, websocket: WebSocket) -> None:
-        self.websocket = websocket
+    def __init__(self, receive: Receive) -> None:
+        self.receive = receive
         self.reader: asyncio.Future[Any] | None = None
         self.gone = False
-        self.in_call = False
+        self.since = 0
 
-    async def next_message(self) -> Any:
-        reader, self.reader = self.reader, None
-        return await (reader if reader is not None else self.websocket.receive())
 
-    async def during(self, call: Coroutine[Any, Any, _R]) -> _R | tuple[None, None]:
-        task = asyncio.current_task()
-        assert task is not None
-        timer = asyncio.get_running_loop().call_later(self.WATCH_AFTER_S, self._watch, task)
-        self.in_call = True
-        try:
-            return await call
-        except asyncio.CancelledError:
-            if not self.gone:
-                raise
-            task.uncancel()
-            return None, None
-        finally:
-            self.in_call = False
-            timer.cancel()
+class _Watchdog:
+    """Cancels a call in flight when its client disconnects, at almost no cost per frame.
 
-    def _watch(self, task: asyncio.Task[Any]) -> None:
-        if self.reader is not None:
+    Nothing reads a socket while its frame is being handled, so a departed client would go
+    unnoticed until the call ended. Every connection's call in flight is registered here (a dict
+    entry); every `TICK_S` the watchdog arms a reader for each call that has been running for
+    more than one tick (so for `TICK_S` to `2 * TICK_S`). A disconnect seen by that reader
+    cancels the call (an async tool is cancelled, a sync one detached); a frame that arrives
+    instead is kept and handled next, in order. One timer per event loop, running only while
+    calls are in flight, instead of one per frame.
+    """
+
+    TICK_S = 0.05  # a call gets a reader after 50-100 ms (never sooner than before)
+    _by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Watchdog] = (
+        weakref.WeakKeyDictionary()
+    )
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.calls: dict[_Watch, asyncio.Task[Any]] = {}
+        self.tick = 0
+        self.running = False
+
+    @classmethod
+    def of_running_loop(cls) -> _Watchdog:
+        loop = asyncio.get_running_loop()
+        dog = cls._by_loop.get(loop)
+        if dog is None:
+            dog = cls._by_loop[loop] = cls(loop)
+        return dog
+
+    def start(self) -> None:
+        self.running = True
+        self.loop.call_later(self.TICK_S, self._look)
+
+    def _look(self) -> None:
+        self.tick += 1
+        if not self.calls:
+            self.running = False  # restarted by the next frame
             return
-        reader = self.reader = asyncio.ensure_future(self.websocket.receive())
+        older = self.tick - 1
+        for watch, task in list(self.calls.items()):
+            if watch.since < older and watch.reader is None:
+                self._arm(watch, task)
+        self.loop.call_later(self.TICK_S, self._look)
+
+    def _arm(self, watch: _Watch, task: asyncio.Task[Any]) -> None:
+        reader = watch.reader = asyncio.ensure_future(watch.receive())
+        calls = self.calls
 
         def arrived(done: asyncio.Future[Any]) -> None:
             if done.cancelled() or done.exception() is not None:
                 return
             gone = done.result()["type"] == "websocket.disconnect"
-            if gone and self.in_call and not task.done():
-                self.gone = True
+            if gone and calls.get(watch) is task and not task.done():
+                watch.gone = True
                 task.cancel()
 
         reader.add_done_callback(arrived)
@@ -172,9 +223,14 @@ async def _deny(websocket: WebSocket, response: Response) -> None:
 
 def _is_disconnect(exc: BaseException) -> bool:
     name = type(exc).__name__
-    return name in {
-        "WebSocketDisconnect",
-        "ClientDisconnected",
-        "ConnectionClosed",
-        "ConnectionClosedError",
-    } or (isinstance(exc, RuntimeError) and "close" in str(exc).lower())
+    return (
+        name
+        in {
+            "WebSocketDisconnect",
+            "ClientDisconnected",
+            "ConnectionClosed",
+            "ConnectionClosedError",
+        }
+        or isinstance(exc, OSError)
+        or (isinstance(exc, RuntimeError) and "close" in str(exc).lower())
+    )
