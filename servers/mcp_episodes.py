@@ -12,8 +12,8 @@ So the operator opens the episode here and hands the model only a URL:
    either protocol era, on any connection, reaches the same instance. Each `tools/call` is a
    scored step, as a `/ws` `step` is (`MCPEnvironment.afinish_step`): the episode accumulates the
    rewards until `done`, after which calls are refused (an `isError` result) and not run;
-3. `GET` / `DELETE /mcp/episodes/ID` read the record (reset options, every scored call with its
-   reward, the summed `reward`, `done`); `DELETE` also closes the instance.
+3. `GET` / `DELETE /mcp/episodes/ID` read the record (reset options, the tools, every scored
+   call with its reward, the summed `reward`, `done`); `DELETE` also closes the instance.
 
 `ID` is 192 random bits (`secrets.token_urlsafe(24)`): a capability for playing that one episode
 and nothing else. On a token-protected server it stands in for the bearer token on `/mcp` (MCP
@@ -123,6 +123,7 @@ class McpEpisode:
         return {
             "episode": self.id,
             "reset": self.reset,
+            "tools": [spec.name for spec in self.env.visible_tools()],
             "reset_reward": self.reset_reward,
             "steps": len(self.calls),
             "calls": list(self.calls),
