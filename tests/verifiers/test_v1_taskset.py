@@ -147,9 +147,14 @@ def test_each_rollout_plays_and_is_scored_on_its_own_seeded_episode(
         _same_answers([r for _, r in sent], answers)
         assert run["reward"] == pytest.approx(reward), run
     assert len({run["episode"] for run in runs}) == len(runs)  # one episode per rollout
+    unseeded_differs = []
     for run in runs[:4]:
         assert json.loads(run["results"][-1])["verdict"] == "correct", run  # bisection won
         assert run["reward"] > 0.5
+        unseeded_differs.append(_ours(guess_server, {}, run["calls"])[2] != run["reward"])
+    # the defect this guards against: tools on an episode reset without the seed (random
+    # secrets: all four matching the seeded ones has a chance of about 1e-8)
+    assert any(unseeded_differs)
     assert runs[4]["results"][0].startswith('{"error_type"')  # refused as data, and scored
     assert "episode is over" in runs[7]["results"][-1]  # after done: not run, not scored
     assert runs[7]["reward"] == pytest.approx(runs[0]["reward"])

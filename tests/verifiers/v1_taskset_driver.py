@@ -7,16 +7,17 @@ Reads `{"taskset_id", "rollouts": [{"task", "plan", "unbound"?}]}` as JSON on st
 `{"bisect": [low, high]}`: guess by bisection on the answers the rollout's tools give, the way a
 model plays; the rollouts run concurrently, each in its own asyncio task, as verifiers runs them.
 
-Each rollout does what `Rollout.open` does, in its order: a real `Trace` with the task's state
-class, the task's `setup` (through verifiers' `invoke`), then `Task.toolsets` on the task's
-config (`unbound`: before `setup`, as if it had no rollout in reach); then `connect_mcp` lists the
-tools as the harness does (native function specs) and `call_mcp` calls them; the calls and
-results go into the trace as assistant tool calls and tool messages, and `Task.score` runs the
-taskset's reward functions on it.
+Each rollout does what `Rollout.open` does, in its order (checked against its source): a real
+`Trace` with the task's state class, the task's `setup` (through verifiers' `invoke`), then
+`Task.toolsets` on the task's config (`unbound`: before `setup`, as if it had no rollout in
+reach); then `connect_mcp` lists the tools as the harness does (native function specs) and
+`call_mcp` calls them; the calls and results go into the trace as assistant tool calls and tool
+messages, and `Task.score` runs the taskset's reward functions on it.
 """
 
 import asyncio
 import contextlib
+import inspect
 import json
 import sys
 from typing import Any
@@ -24,6 +25,7 @@ from typing import Any
 import verifiers.v1 as vf
 from verifiers.v1.graph import MessageNode
 from verifiers.v1.harnesses.utils.mcp import call_mcp, connect_mcp
+from verifiers.v1.rollout import Rollout
 from verifiers.v1.state import state_cls
 from verifiers.v1.trace import AgentInfo, TraceTask
 from verifiers.v1.utils.decorators import invoke
@@ -110,7 +112,18 @@ async def rollout(task: Any, spec: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def check_rollout_order() -> None:
+    """The taskset's binding rests on `Rollout.open` running the task's `setup` and then
+    `Task.toolsets` in one asyncio task (a context variable carries the episode between them)."""
+    source = inspect.getsource(Rollout.open)
+    setup, toolsets = source.index("self.task.setup"), source.index("self.task.toolsets(")
+    assert setup < toolsets, "Rollout.open builds the toolsets before the task's setup"
+    between = source[setup:toolsets]
+    assert "create_task" not in between and "gather" not in between, between
+
+
 async def play(request: dict[str, Any]) -> dict[str, Any]:
+    check_rollout_order()
     taskset = vf.load_taskset(vf.TasksetConfig(id=request["taskset_id"]))
     tasks = list(taskset)
     assert not type(taskset).toolsets(taskset.config), "the tools are per rollout, not shared"
