@@ -141,6 +141,7 @@ def test_each_rollout_plays_and_is_scored_on_its_own_seeded_episode(
             assert tool["type"] == "function"
             assert tool["function"]["parameters"] == specs[name]["input_schema"]
         assert run["reset"] == {"seed": SEEDS[run["task"]]}
+        assert run["tools_url"] == [f"{guess_server}/mcp?episode={run['episode']}"]
         sent = [(c, r) for c, r in zip(run["calls"], run["results"], strict=True) if c[0] in tools]
         prompt, answers, reward = _ours(guess_server, run["reset"], [c for c, _ in sent])
         assert run["prompt"] == prompt

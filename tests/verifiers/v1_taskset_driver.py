@@ -10,9 +10,10 @@ model plays; the rollouts run concurrently, each in its own asyncio task, as ver
 Each rollout does what `Rollout.open` does, in its order (checked against its source): a real
 `Trace` with the task's state class, the task's `setup` (through verifiers' `invoke`), then
 `Task.toolsets` on the task's config (`unbound`: before `setup`, as if it had no rollout in
-reach); then `connect_mcp` lists the tools as the harness does (native function specs) and
-`call_mcp` calls them; the calls and results go into the trace as assistant tool calls and tool
-messages, and `Task.score` runs the taskset's reward functions on it.
+reach); `serve_tools` turns them into the URLs a harness gets; `connect_mcp` lists the tools as
+the harness does (native function specs) and `call_mcp` calls them; the calls and results go
+into the trace as assistant tool calls and tool messages, and `Task.score` runs the taskset's
+reward functions on it.
 """
 
 import asyncio
@@ -25,7 +26,9 @@ from typing import Any
 import verifiers.v1 as vf
 from verifiers.v1.graph import MessageNode
 from verifiers.v1.harnesses.utils.mcp import call_mcp, connect_mcp
+from verifiers.v1.mcp import serve_tools
 from verifiers.v1.rollout import Rollout
+from verifiers.v1.runtimes import SubprocessConfig, make_runtime
 from verifiers.v1.state import state_cls
 from verifiers.v1.trace import AgentInfo, TraceTask
 from verifiers.v1.utils.decorators import invoke
@@ -57,7 +60,6 @@ async def rollout(task: Any, spec: dict[str, Any]) -> dict[str, Any]:
         "calls": [],
         "results": [],
     }
-    config = {"mcpServers": {t.server_name: {"url": t.config.url} for t in toolsets}}
     nodes = [MessageNode(message=vf.UserMessage(content=task.data.prompt or ""))]
     plan = spec["plan"]
     low, high = plan["bisect"] if isinstance(plan, dict) else (0, 0)
@@ -66,6 +68,11 @@ async def rollout(task: Any, spec: dict[str, Any]) -> dict[str, Any]:
             out["tools_url"] = [t.config.url for t in toolsets]
             schemas, dispatch, conns = [], {}, {}
         else:  # one MCP connection per rollout, as one rollout's harness holds
+            # `serve_tools` is what hands a rollout's harness its tool servers' URLs
+            runtime = make_runtime(SubprocessConfig(), name=trace.id)
+            urls = await stack.enter_async_context(serve_tools(toolsets, runtime))
+            config = {"mcpServers": {name: {"url": url} for name, url in urls.items()}}
+            out["tools_url"] = list(urls.values())
             schemas, dispatch, conns = await connect_mcp(config, stack)
         out["tools"] = schemas
         steps = [None] * 10 if isinstance(plan, dict) else list(plan)
