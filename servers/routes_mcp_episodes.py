@@ -65,7 +65,7 @@ async def _body(request: Request) -> Any:
         return {}
     try:
         return json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, RecursionError):  # RecursionError: nesting deeper than Python parses
         raise InvalidRequest("the body is not JSON", errors=[{"field": "body"}]) from None
 
 
@@ -85,7 +85,8 @@ async def open_episode(request: Request) -> Response:
         unknown = sorted(set(body) - {"reset"})  # pyright: ignore[reportUnknownArgumentType]
         if unknown:
             raise InvalidRequest(f"unknown field(s) {unknown}; expected reset", fields=unknown)
-        reset: Any = body.get("reset") or {}  # pyright: ignore[reportUnknownMemberType]
+        reset: Any = body.get("reset", {})  # pyright: ignore[reportUnknownMemberType]
+        reset = {} if reset is None else reset
         if not isinstance(reset, dict):
             raise InvalidRequest("reset must be a JSON object", errors=[{"field": "reset"}])
         options: dict[str, Any] = {str(k): v for k, v in reset.items()}  # pyright: ignore[reportUnknownVariableType]
@@ -123,30 +124,31 @@ async def open_episode(request: Request) -> Response:
     return JSONResponse(body_out, status_code=201)
 
 
-def _found(request: Request) -> Any:
+def _episodes(request: Request) -> McpEpisodes:
     sessions: SessionManager = request.app.state.sessions
-    episodes = McpEpisodes.of(sessions)
-    episode = episodes.get(str(request.path_params["episode"]))
-    if episode is None:
-        return episodes, None, _error(404, "NOT_FOUND", "unknown episode (or its record expired)")
-    return episodes, episode, None
+    return McpEpisodes.of(sessions)
+
+
+def _missing() -> JSONResponse:
+    return _error(404, "NOT_FOUND", "unknown episode (or its record expired)")
 
 
 async def read_episode(request: Request) -> Response:
     """`GET /mcp/episodes/ID`: the episode's record (reward, done, every scored call)."""
     if (refused := _refusal(request)) is not None:
         return refused
-    _, episode, missing = _found(request)
-    return missing or JSONResponse(episode.record())
+    episode = _episodes(request).get(str(request.path_params["episode"]))
+    return _missing() if episode is None else JSONResponse(episode.record())
 
 
 async def close_episode(request: Request) -> Response:
     """`DELETE /mcp/episodes/ID`: close the episode's instance; its final record."""
     if (refused := _refusal(request)) is not None:
         return refused
-    episodes, episode, missing = _found(request)
-    if missing is not None:
-        return missing
+    episodes = _episodes(request)
+    episode = episodes.get(str(request.path_params["episode"]))
+    if episode is None:
+        return _missing()
     async with episode.lock:  # a call still running finishes (and is scored) first
         await episodes.close(episode)
     return JSONResponse(episode.record())

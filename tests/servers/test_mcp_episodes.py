@@ -153,6 +153,9 @@ HOSTILE_BODIES: list[tuple[bytes, int]] = [
     (b'"reset"', 422),
     (b'{"reset": [1]}', 422),
     (b'{"reset": "seed=1"}', 422),
+    (b'{"reset": 0}', 422),
+    (b'{"reset": false}', 422),
+    (b'{"reset": ""}', 422),
     (b'{"reset": {}, "extra": 1}', 422),
     (b'{"reset": {"seed": "one"}}', 422),
     (b'{"reset": {"seed": true}}', 422),
@@ -162,6 +165,8 @@ HOSTILE_BODIES: list[tuple[bytes, int]] = [
     (b'{"reset": {"seed": 1' + b"0" * 5000 + b"}}", 422),  # a huge integer
     (b'{"reset": {"low": "' + b"x" * (MAX_BODY_BYTES + 1) + b'"}}', 413),
     (b"\xff\xfe", 422),
+    (b'{"reset": {"low": ' + b"[" * 30_000 + b"]" * 30_000 + b"}}", 422),  # nesting too deep
+    (b'{"reset": {"low": 1e999}}', 422),
 ]
 
 
