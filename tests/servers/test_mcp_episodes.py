@@ -235,6 +235,10 @@ async def test_a_token_server_opens_episodes_for_the_operator_and_plays_them_by_
     assert (await _http("DELETE", episode)).status_code == 401
     record = (await _http("GET", episode, headers={"Authorization": f"Bearer {TOKEN}"})).json()
     assert record["done"] is True and record["steps"] == len(played)
+    # the id opens spec MCP only: not OpenEnv's dialect, whose sessions are fresh instances
+    create = {"jsonrpc": "2.0", "id": 1, "method": "openenv/session/create", "params": {}}
+    dialect = await _http("POST", f"{guarded.url}{opened['url']}", json=create)
+    assert "session_id" not in dialect.text, dialect.text
     # without an episode id /mcp still wants the token
     plain = await _http(
         "POST",
