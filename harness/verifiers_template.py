@@ -39,6 +39,8 @@ Every rollout plays its own episode, and that episode is the one scored:
 - the rollout's tool server is that episode's spec MCP endpoint (`TOOLS_URL?episode=ID`, Streamable
   HTTP, an external toolset of verifiers' harness, so the model gets native tool calls): the
   tools answer from the task's reset, and every call is a scored step of that episode;
+- `mcpgym_done` (a `@vf.stop`) ends the rollout before its next model turn once the episode is
+  done; a call the model still makes (several in one turn) is refused, not run, not scored;
 - `mcpgym_reward` reads the episode's own record (`DELETE SERVER_URL/mcp/episodes/ID`, which also
   frees the instance): the summed step rewards until `done`. The record's calls are checked
   against the trace's tool calls; a mismatch is a scoring error, never a reward.
@@ -172,6 +174,14 @@ class McpgymTask(vf.Task[McpgymData, McpgymState]):
         # placement before any rollout), an `episode=` the server refuses: nothing plays.
         url = _EPISODE_URL.get() or episode_tools_url("")
         return [McpgymTools(vf.ToolsetConfig(url=url))]
+
+    @vf.stop
+    async def mcpgym_done(self, trace: vf.Trace) -> bool:
+        """End the rollout before its next model turn once the environment ended the episode."""
+        episode = trace.state.mcpgym_episode
+        if not episode:
+            return False
+        return bool((await _episode_request("GET", f"/mcp/episodes/{episode}"))["done"])
 
     @vf.reward
     async def mcpgym_reward(self, trace: Any) -> float:

@@ -125,7 +125,8 @@ def test_each_rollout_plays_and_is_scored_on_its_own_seeded_episode(
         {"task": 3, "plan": [["guess", {"n": 0}], ["hint", {}], ["guess", {"n": 101}]]},
         {"task": 0, "plan": [["guess", {"n": 50}], ["no_such_tool", {}], ["guess", {"n": 1}]]},
         {"task": 1, "plan": []},
-        {"task": 0, "plan": bisect | {"then": [["guess", {"n": 1}]]}},  # a call after done
+        # calls after done in the same turn (no stop check between them): refused
+        {"task": 0, "stops": False, "plan": bisect | {"then": [["guess", {"n": 1}]]}},
     ]
     out = _drive(verifiers_python, package, rollouts)
     assert "error" not in out, out
@@ -151,12 +152,14 @@ def test_each_rollout_plays_and_is_scored_on_its_own_seeded_episode(
     unseeded_differs = []
     for run in runs[:4]:
         assert json.loads(run["results"][-1])["verdict"] == "correct", run  # bisection won
+        assert run["stopped"] == "mcpgym_done"  # the environment's done ends the rollout
         assert run["reward"] > 0.5
         unseeded_differs.append(_ours(guess_server, {}, run["calls"])[2] != run["reward"])
     # the defect this guards against: tools on an episode reset without the seed (random
     # secrets: all four matching the seeded ones has a chance of about 1e-8)
     assert any(unseeded_differs)
     assert runs[4]["results"][0].startswith('{"error_type"')  # refused as data, and scored
+    assert all("stopped" not in run for run in runs[4:])
     assert "episode is over" in runs[7]["results"][-1]  # after done: not run, not scored
     assert runs[7]["reward"] == pytest.approx(runs[0]["reward"])
     assert httpx.get(f"{guess_server}/health").json()["sessions"] == 0  # scoring freed them
@@ -207,6 +210,7 @@ def test_calendar_tasks_are_played_on_their_split_and_index(
         _, answers, reward = _ours(calendar_server, run["reset"], run["calls"])
         _same_answers(run["results"], answers)
         assert run["reward"] == pytest.approx(reward) == pytest.approx(1.0), run
+        assert run["stopped"] == "mcpgym_done"  # `finish` ended the episode, and the rollout
         unreset_differs.append(_ours(calendar_server, {}, run["calls"])[1:] != (answers, reward))
     # the defect this guards against: a connection reset with no options answers otherwise
     assert any(unreset_differs)

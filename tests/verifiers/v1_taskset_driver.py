@@ -1,11 +1,14 @@
 """Run by the *verifiers* virtual environment's Python (verifiers 0.4.0), not mcpgym's: plays the
 taskset `mcpgym export verifiers` generated, with verifiers' own machinery and no model.
 
-Reads `{"taskset_id", "rollouts": [{"task", "plan", "unbound"?}]}` as JSON on stdin and prints
-`{"rollouts": [{"task", "name", "reset", "prompt", "episode", "tools", "calls", "results",
-"reward" | "error"}]}` (or `{"error"}`). A `plan` is a list of `[tool, arguments]`, or
-`{"bisect": [low, high]}`: guess by bisection on the answers the rollout's tools give, the way a
-model plays; the rollouts run concurrently, each in its own asyncio task, as verifiers runs them.
+Reads `{"taskset_id", "rollouts": [{"task", "plan", "unbound"?, "stops"?}]}` as JSON on stdin,
+prints `{"rollouts": [{"task", "name", "reset", "prompt", "episode", "tools", "tools_url",
+"calls", "results", "stopped"?, "reward" | "error"}]}` (or `{"error"}`). A `plan` is a list of
+`[tool, arguments]`, or `{"bisect": [low, high]}`: guess by bisection on the answers the
+rollout's tools give, the way a model plays. After each call the task's `@vf.stop`s run through
+verifiers' `RolloutSession.refused`, as before a model turn (`"stops": false` skips them, as for
+calls made in one turn); the rollouts run concurrently, each in its own asyncio task, as
+verifiers runs them.
 
 Each rollout does what `Rollout.open` does, in its order (checked against its source): a real
 `Trace` with the task's state class, the task's `setup` (through verifiers' `invoke`), then
@@ -29,6 +32,7 @@ from verifiers.v1.harnesses.utils.mcp import call_mcp, connect_mcp
 from verifiers.v1.mcp import serve_tools
 from verifiers.v1.rollout import Rollout
 from verifiers.v1.runtimes import SubprocessConfig, make_runtime
+from verifiers.v1.session import RolloutSession, hook_boundary
 from verifiers.v1.state import state_cls
 from verifiers.v1.trace import AgentInfo, TraceTask
 from verifiers.v1.utils.decorators import invoke
@@ -47,6 +51,13 @@ async def rollout(task: Any, spec: dict[str, Any]) -> dict[str, Any]:
         task=TraceTask(type=type(task).__name__, data=task.data),
         state=state_cls(type(task))(),
         agent=AgentInfo(config=vf.AgentConfig()),
+    )
+    # verifiers' own stop machinery, built as `Rollout.__init__` builds it
+    stops = [(hook_boundary(fn, allow_trace=True), fn) for fn in task.hooks("stop")]
+    session = RolloutSession(
+        ctx=None,  # type: ignore[arg-type]  # no model: `refused` never reads it
+        trace=trace,
+        trace_stops=[fn for boundary, fn in stops if boundary is vf.Trace],
     )
     toolsets = task.toolsets(task.config) if spec.get("unbound") else None
     await invoke(task.setup, {"trace": trace, "runtime": None})
@@ -101,6 +112,9 @@ async def rollout(task: Any, spec: dict[str, Any]) -> dict[str, Any]:
                     message=vf.ToolMessage(tool_call_id=call.id, content=content),
                 )
             )
+            if spec.get("stops", True) and (stopped := await session.refused()):
+                out["stopped"] = stopped  # checked before the next model turn, as verifiers does
+                break
             if step is None:  # bisection: the next guess from this answer
                 verdict = _verdict(content)
                 if verdict in ("higher", "lower"):
