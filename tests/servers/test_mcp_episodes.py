@@ -268,3 +268,25 @@ def test_episodes_count_against_the_mcp_quota() -> None:
         assert full.status_code == 503 and full.json()["error"]["code"] == "CAPACITY_REACHED"
         httpx.delete(f"{server.url}/mcp/episodes/{first['episode']}")
         _open(server.url, {"seed": 2})
+
+
+def test_ended_records_expire(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcpgym.servers import mcp_episodes
+
+    with run_server(create_app(GuessEnv)) as server:
+        first = _open(server.url, {"seed": 1})
+        live = _open(server.url, {"seed": 2})
+        assert httpx.delete(f"{server.url}/mcp/episodes/{first['episode']}").status_code == 200
+        monkeypatch.setattr(mcp_episodes, "RECORD_TTL_S", -1.0)
+        _open(server.url, {"seed": 3})  # opening forgets what has expired
+        assert httpx.get(f"{server.url}/mcp/episodes/{first['episode']}").status_code == 404
+        assert httpx.get(f"{server.url}/mcp/episodes/{live['episode']}").status_code == 200
+        monkeypatch.setattr(mcp_episodes, "MAX_RECORDS", 1)
+        ended = [_open(server.url, {"seed": n}) for n in (4, 5)]
+        for opened in ended:
+            httpx.delete(f"{server.url}/mcp/episodes/{opened['episode']}")
+        monkeypatch.setattr(mcp_episodes, "RECORD_TTL_S", 900.0)
+        _open(server.url, {"seed": 6})  # over MAX_RECORDS: ended records go, live ones stay
+        for opened in ended:
+            assert httpx.get(f"{server.url}/mcp/episodes/{opened['episode']}").status_code == 404
+        assert httpx.get(f"{server.url}/mcp/episodes/{live['episode']}").status_code == 200
