@@ -44,6 +44,7 @@ from mcpgym.types import CallToolAction, CallToolObservation, Observation, ToolE
 
 __all__ = [
     "EPISODE_PARAM",
+    "MAX_EPISODE_CALLS",
     "MAX_RECORDS",
     "RECORD_TTL_S",
     "EpisodeQueryError",
@@ -58,6 +59,8 @@ RECORD_TTL_S = 900.0
 """How long an ended episode's record stays readable."""
 MAX_RECORDS = 10_000
 """The most records kept; the oldest ended ones go first."""
+MAX_EPISODE_CALLS = 10_000
+"""The most scored calls one episode records; later calls are refused (the record is bounded)."""
 _ID = re.compile(r"[A-Za-z0-9_-]{32}")
 
 
@@ -227,6 +230,12 @@ class McpEpisodes:
                 if episode.done or episode.failed:
                     raise ToolExecutionError(
                         "the episode is over (done): this call was not run", tool=name
+                    )
+                if len(episode.calls) >= MAX_EPISODE_CALLS:
+                    raise ToolExecutionError(
+                        f"the episode has made {MAX_EPISODE_CALLS} calls, the most it may: "
+                        "this call was not run",
+                        tool=name,
                     )
                 args = dict(arguments or {})
                 try:

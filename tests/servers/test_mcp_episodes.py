@@ -290,3 +290,18 @@ def test_ended_records_expire(monkeypatch: pytest.MonkeyPatch) -> None:
         for opened in ended:
             assert httpx.get(f"{server.url}/mcp/episodes/{opened['episode']}").status_code == 404
         assert httpx.get(f"{server.url}/mcp/episodes/{live['episode']}").status_code == 200
+
+
+async def test_an_episode_records_a_bounded_number_of_calls(
+    guess: RunningServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mcpgym.servers import mcp_episodes
+
+    monkeypatch.setattr(mcp_episodes, "MAX_EPISODE_CALLS", 2)
+    opened = await _aopen(guess.url, {"seed": 9, "secret": 100})
+    async with http_client(f"{guess.url}{opened['url']}", "auto") as client:
+        answers = [await client.call_tool("guess", {"n": 1}) for _ in range(3)]
+    assert [a.is_error for a in answers] == [False, False, True]
+    assert "the most it may" in answers[2].content[0].text  # type: ignore[union-attr]
+    record = (await _http("DELETE", f"{guess.url}/mcp/episodes/{opened['episode']}")).json()
+    assert record["steps"] == 2
