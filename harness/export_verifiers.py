@@ -1,10 +1,11 @@
 """`mcpgym export verifiers URL --out DIR`: write a verifiers 0.4.0 `verifiers.v1` taskset package.
 
-The package (a pyproject and one module, text in harness/verifiers_template.py) points its tool
-server at the mcpgym server's spec MCP endpoint, carries the server's tasks as they are now (its
-task set's splits, or one task per `--seed` for an environment without a task set, each prompt
-read from a real `reset`), and scores an episode by replaying its tool calls on the simulation
-server. What maps and what does not is in docs/interop.md ("Export to Verifiers").
+The package (a pyproject and one module, text in harness/verifiers_template.py) carries the
+server's tasks as they are now (its task set's splits, or one task per `--seed` for an
+environment without a task set, each prompt read from a real `reset`). Each rollout opens its own
+episode on the simulation server, reset with its task's options (`POST /mcp/episodes`), plays it
+over the spec MCP endpoint (`/mcp?episode=ID`) and is scored by that episode's own record.
+What maps and what does not is in docs/interop.md ("Export to Verifiers").
 """
 
 from __future__ import annotations
@@ -189,11 +190,12 @@ def register(sub: Any) -> None:
     targets = p.add_subparsers(dest="target", metavar="TARGET", required=True)
     v = targets.add_parser(
         "verifiers",
-        help="a verifiers 0.4.0 v1 taskset (tools over spec MCP, reward by replay)",
-        description="Write a verifiers 0.4.0 `verifiers.v1` taskset package: its tool server is "
-        "the server's spec MCP endpoint, its tasks the server's task set (read now), its reward "
-        "the replay of the episode's tool calls on the simulation server. Install it into a "
-        "verifiers venv (`pip install DIR`) and use the package name as the taskset id.",
+        help="a verifiers 0.4.0 v1 taskset (each rollout plays and is scored on its own episode)",
+        description="Write a verifiers 0.4.0 `verifiers.v1` taskset package: its tasks are the "
+        "server's task set (read now); each rollout opens an episode reset with its task's "
+        "options on the simulation server, plays it over spec MCP (/mcp?episode=ID) and is "
+        "scored by that episode's own reward. Install it into a verifiers venv "
+        "(`pip install DIR`) and use the package name as the taskset id.",
     )
     v.add_argument(
         "url",
@@ -210,7 +212,10 @@ def register(sub: Any) -> None:
     v.add_argument(
         "--name", default="mcpgym_taskset", help="package/taskset id (default: %(default)s)"
     )
-    v.add_argument("--tools-url", help="spec MCP endpoint for the tools (default: URL/mcp)")
+    v.add_argument(
+        "--tools-url",
+        help="the same server's spec MCP endpoint as the harness reaches it (default: URL/mcp)",
+    )
     v.add_argument("--split", action="append", help="export only this split (repeatable)")
     v.add_argument(
         "--seed",

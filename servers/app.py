@@ -154,6 +154,9 @@ def create_app(
             Route("/schema", routes_http.schema, methods=["GET"]),
         ]
         routes += TASK_ROUTES
+        from mcpgym.servers.routes_mcp_episodes import EPISODE_ROUTES
+
+        routes += EPISODE_ROUTES
     if settings.mode == "simulation" or settings.production_ws:
         routes.append(WebSocketRoute("/ws", websocket_endpoint))
     else:  # only OpenEnv's socket attached to an /mcp session (`/ws?session_id=`)

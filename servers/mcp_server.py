@@ -48,6 +48,7 @@ from mcpgym.servers.mcp_context import (
     SessionToolContext,
     mcp_connection,
 )
+from mcpgym.servers.mcp_episodes import EpisodeQueryError, McpEpisodes, episode_query
 from mcpgym.servers.mcp_request_state import request_state_middleware
 from mcpgym.servers.sessions import Session, SessionManager
 
@@ -238,10 +239,27 @@ def _connection_state(ctx: Any) -> dict[str, Any]:
 
 
 def _per_connection_env(sessions: SessionManager) -> ServerMiddleware[Any]:
-    """Middleware: give each MCP connection its own environment, closed when the connection ends."""
+    """Middleware: give each MCP connection its own environment, closed when the connection ends;
+    a request naming an operator-opened episode (`/mcp?episode=ID`) gets that episode's."""
+
+    episodes = McpEpisodes.of(sessions)
 
     async def middleware(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if CURRENT_ENV.get() is None:
+            # `/mcp?episode=ID` (servers/mcp_episodes.py): every request naming an operator-opened
+            # episode plays that instance, whatever connection or protocol era it comes on
+            scope: dict[str, Any] = getattr(ctx.request, "scope", None) or {}
+            try:
+                named = episode_query(scope.get("query_string", b""))
+                episode = None if named is None else episodes.live(named)
+            except EpisodeQueryError as err:
+                raise MCPError(code=types.INVALID_PARAMS, message=err.message) from None
+            if episode is not None:
+                bound = CURRENT_ENV.set(episode.env)
+                try:
+                    return await call_next(ctx)
+                finally:
+                    CURRENT_ENV.reset(bound)
             conn = mcp_connection(ctx)
             if _SESSION_KEY not in conn.state:
                 try:

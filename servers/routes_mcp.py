@@ -27,6 +27,7 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import Message, Receive, Scope, Send
 
+from mcpgym.servers.mcp_episodes import EpisodeQueryError, McpEpisodes, episode_query
 from mcpgym.servers.mcp_openenv import serve_openenv
 from mcpgym.servers.mcp_server import CURRENT_ENV
 from mcpgym.servers.principals import ProductionEnvs
@@ -38,6 +39,7 @@ from mcpgym.servers.security import (
     origin_allowed,
     unauthorized,
 )
+from mcpgym.servers.sessions import SessionManager
 from mcpgym.servers.settings import ServerSettings
 
 __all__ = [
@@ -50,6 +52,10 @@ __all__ = [
 ]
 
 _LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+
+
+def _rpc_error(message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": None, "error": {"code": -32602, "message": message}}
 
 
 def security_settings(settings: ServerSettings) -> TransportSecuritySettings:
@@ -191,18 +197,37 @@ class McpEndpoint:
         self.production = production
         self._hosts = tuple(security_settings(settings).allowed_hosts)
 
+    def _episode(self, scope: Scope) -> str | None:
+        """The live episode `/mcp?episode=ID` names (checked here, bound per request by the
+        MCP server's middleware), or `None`; `EpisodeQueryError` when it names none."""
+        named = episode_query(scope.get("query_string", b""))
+        if named is None:
+            return None
+        sessions = getattr(scope["app"].state, "sessions", None)
+        if self.production is not None or not isinstance(sessions, SessionManager):
+            raise EpisodeQueryError("this /mcp has no episodes: they are a simulation option", 400)
+        McpEpisodes.of(sessions).live(named)
+        return named
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         scope = _without_ows(scope)
         headers = Headers(scope=scope)
         if not origin_allowed(headers.get("origin"), self.settings):
             await forbidden_origin()(scope, receive, send)
             return
+        try:  # an operator-opened episode (servers/mcp_episodes.py): its id is a credential
+            named = self._episode(scope)
+        except EpisodeQueryError as err:
+            await JSONResponse(_rpc_error(err.message), status_code=err.status)(
+                scope, receive, send
+            )
+            return
         found = bearer_role(headers, self.settings)
-        if found is None:
+        if found is None and named is None:
             await unauthorized()(scope, receive, send)
             return
-        role, token = found
-        if role == "operator" and self.settings.principals:
+        role, token = found or ("anonymous", "")
+        if role == "operator" and self.settings.principals and named is None:
             # the operator token is infrastructure with no identity of its own (security.md)
             message = "the operator token opens /ws only; call tools with a principal token"
             await forbidden(message)(scope, receive, send)
@@ -212,7 +237,7 @@ class McpEndpoint:
             if replay is None:
                 return
             receive = replay
-            if "mcp-session-id" not in headers:  # OpenEnv's dialect never has a spec session
+            if "mcp-session-id" not in headers and named is None:  # OpenEnv's: no spec session
                 replay = await serve_openenv(
                     scope, receive, send, token, self.settings.max_frame_bytes, self._hosts
                 )

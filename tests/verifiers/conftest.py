@@ -54,9 +54,24 @@ def guess_production() -> Iterator[str]:
     yield from _serve("--mode", "production")
 
 
-def _serve(*extra: str) -> Iterator[str]:
+GUARD_TOKEN = "operator-token-for-the-verifiers-suite"
+
+
+@pytest.fixture(scope="module")
+def guess_guarded() -> Iterator[tuple[str, str]]:
+    """Guess the Number in simulation mode behind an operator token: (base URL, token)."""
+    for url in _serve("--token", GUARD_TOKEN):
+        yield url, GUARD_TOKEN
+
+
+@pytest.fixture(scope="module")
+def calendar_server() -> Iterator[str]:
+    """`mcpgym serve calendar_gym:CalendarEnv` (simulation); its base URL."""
+    yield from _serve(target="calendar_gym:CalendarEnv")
+
+
+def _serve(*extra: str, target: str = "mcpgym.examples.guess:GuessEnv") -> Iterator[str]:
     port = _free_port()
-    target = "mcpgym.examples.guess:GuessEnv"
     cmd = [sys.executable, "-m", "mcpgym.servers", "serve", target, "--port", str(port), *extra]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"

@@ -1,8 +1,13 @@
 """Export to Verifiers, the generated path: `mcpgym export verifiers` writes a verifiers 0.4.0
-`verifiers.v1` taskset package for Guess the Number served by `mcpgym serve`; installed into the
-verifiers venv, verifiers' own loader, toolset launcher and MCP client play it with scripted tool
-calls (no model), and the taskset's reward function gives the rewards mcpgym's own client gets
-for the same calls from the same reset.
+`verifiers.v1` taskset package; installed into the verifiers venv, verifiers' own loader, task
+setup, toolsets, harness MCP connection and `Task.score` play it with scripted tool calls (no
+model), several rollouts at once.
+
+What is checked is that **the episode a rollout plays is the episode it is scored on**: on
+environments whose answers depend on the reset (Guess the Number with a seed, Calendar Gym tasks by
+split and index), the answers each rollout's tools give, and its reward, equal what mcpgym's own
+`/ws` client gets for the same calls from the same reset; a rollout that plays by the answers it
+sees (bisection) wins; and a rollout whose tools are not bound to its episode is a scoring error.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from mcpgym.client.generic import SyncGenericEnvClient
@@ -23,6 +29,7 @@ pytestmark = pytest.mark.verifiers
 DRIVER = Path(__file__).with_name("v1_taskset_driver.py")
 SEEDS = [3, 7, 11, 5]
 NAME = "guess_v1"
+CALENDAR = [("v1", 0), ("v1", 45), ("v1", 63), ("v2", 7), ("v2", 90)]
 
 
 def _export(url: str, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
@@ -30,27 +37,35 @@ def _export(url: str, out: Path, *extra: str) -> subprocess.CompletedProcess[str
     return subprocess.run([*cmd, *extra], capture_output=True, text=True, timeout=120, check=False)
 
 
+def _install(python: Path, out: Path, *export: str) -> Path:
+    """Export into `out/pkg` and pip-install it into `out/site`, which the driver imports."""
+    done = _export(*export[:1], out / "pkg", *export[1:])
+    assert done.returncode == 0, done.stderr
+    pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    subprocess.run([*pip, "--no-deps", "--target", str(out / "site"), str(out / "pkg")], check=True)
+    return out / "site"
+
+
 @pytest.fixture(scope="module")
 def package(
     guess_server: str, verifiers_python: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Path:
-    """The generated package, pip-installed into a target directory the verifiers venv reads."""
-    out = tmp_path_factory.mktemp("export")
+    """The Guess the Number package (one task per seed), installed for the verifiers venv."""
     seeds = [f"--seed={n}" for n in SEEDS]
-    done = _export(guess_server, out / "pkg", "--name", NAME, *seeds)
-    assert done.returncode == 0, done.stderr
-    site = out / "site"
-    pip = [str(verifiers_python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-    subprocess.run([*pip, "--no-deps", "--target", str(site), str(out / "pkg")], check=True)
-    return site
+    out = tmp_path_factory.mktemp("export")
+    return _install(verifiers_python, out, guess_server, "--name", NAME, *seeds)
 
 
 def _drive(
-    python: Path, site: Path, plans: list[list[Any]], env: dict[str, str] | None = None
+    python: Path,
+    site: Path,
+    rollouts: list[dict[str, Any]],
+    env: dict[str, str] | None = None,
+    name: str = NAME,
 ) -> dict[str, Any]:
     done = subprocess.run(
         [str(python), str(DRIVER)],
-        input=json.dumps({"taskset_id": NAME, "plans": plans}),
+        input=json.dumps({"taskset_id": name, "rollouts": rollouts}),
         capture_output=True,
         text=True,
         timeout=300,
@@ -60,33 +75,33 @@ def _drive(
     return json.loads(done.stdout)
 
 
-def _secret(url: str, seed: int) -> int:
-    """Guess the Number's secret for `seed`, found by bisection through mcpgym's client."""
-    low, high = 1, 100
-    with SyncGenericEnvClient(url) as env:
-        env.reset(seed=seed)
-        while True:
-            n = (low + high) // 2
-            result = env.call_tool("guess", {"n": n}).observation["result"]
-            verdict = (
-                result["verdict"] if isinstance(result, dict) else json.loads(result)["verdict"]
-            )
-            if verdict == "correct":
-                return n
-            low, high = (n + 1, high) if verdict == "higher" else (low, n - 1)
-
-
-def _ours(url: str, seed: int, plan: list[Any]) -> tuple[str | None, float]:
-    """The reset's prompt and the summed reward of `plan`'s calls (until done), mcpgym's client."""
-    with SyncGenericEnvClient(url) as env:
-        first = env.reset(seed=seed)
-        total = first.reward or 0.0
-        for name, arguments in plan:
+def _ours(url: str, reset: dict[str, Any], calls: list[Any], token: str | None = None) -> Any:
+    """mcpgym's own client: the reset's prompt, the answers to `calls` (until done) as the MCP
+    tools' JSON text, and the summed reward."""
+    headers = {"Authorization": f"Bearer {token}"} if token else None
+    with SyncGenericEnvClient(url, headers=headers) as env:
+        first = env.reset(**reset)
+        total, answers = first.reward or 0.0, []
+        for name, arguments in calls:
             step = env.call_tool(name, arguments)
+            obs = step.observation
+            answers.append(obs["result"] if obs.get("error") is None else obs["error"])
             total += step.reward or 0.0
             if step.done:
                 break
-        return first.observation["metadata"]["prompt"], total
+        metadata = first.observation.get("metadata") or {}
+        return metadata.get("prompt"), answers, total
+
+
+def _same_answers(seen: list[Any], ours: list[Any]) -> None:
+    """What the rollout's tools answered (MCP text) is what mcpgym's `/ws` client got."""
+    assert len(seen) >= len(ours)
+    for text, answer in zip(seen, ours, strict=False):
+        data = json.loads(text)
+        if isinstance(answer, dict) and "error_type" in answer:
+            assert data["error_type"] == answer["error_type"], (data, answer)
+        else:
+            assert data == answer or data == {"result": answer}, (data, answer)
 
 
 def test_generated_package_says_how_it_was_made(guess_server: str, tmp_path: Path) -> None:
@@ -98,40 +113,166 @@ def test_generated_package_says_how_it_was_made(guess_server: str, tmp_path: Pat
     assert "verifiers==0.4.0" in (tmp_path / "pyproject.toml").read_text()
 
 
-def test_taskset_plays_mcpgym_with_native_tools_and_mcpgyms_rewards(
+def test_each_rollout_plays_and_is_scored_on_its_own_seeded_episode(
     guess_server: str, verifiers_python: Path, package: Path
 ) -> None:
-    secrets = {seed: _secret(guess_server, seed) for seed in SEEDS}
-    plans: list[list[Any]] = [
-        [["guess", {"n": 50}], ["guess", {"n": secrets[3]}]],  # a miss (unless lucky), a hit
-        [["guess", {"n": 0}], ["hint", {}], ["guess", {"n": 101}]],  # refused as data
-        [["guess", {"n": secrets[11]}], ["guess", {"n": 1}]],  # a call after done: not scored
-        [],  # no call at all
+    bisect = {"bisect": [1, 100]}
+    rollouts: list[dict[str, Any]] = [
+        {"task": 0, "plan": bisect},  # plays by the answers it sees: wins only on its own reset
+        {"task": 1, "plan": bisect},
+        {"task": 2, "plan": bisect},
+        {"task": 2, "plan": bisect},  # the same task twice at once: two episodes
+        {"task": 3, "plan": [["guess", {"n": 0}], ["hint", {}], ["guess", {"n": 101}]]},
+        {"task": 0, "plan": [["guess", {"n": 50}], ["no_such_tool", {}], ["guess", {"n": 1}]]},
+        {"task": 1, "plan": []},
+        # calls after done in the same turn (no stop check between them): refused
+        {"task": 0, "stops": False, "plan": bisect | {"then": [["guess", {"n": 1}]]}},
     ]
-    out = _drive(verifiers_python, package, plans)
+    out = _drive(verifiers_python, package, rollouts)
     assert "error" not in out, out
-    # the tools verifiers' harness shows a model: native function specs, the simulation set
+    runs = out["rollouts"]
     with SyncGenericEnvClient(guess_server) as env:
         env.reset(seed=1)
         specs = {t["name"]: t for t in env.list_tools()}
-    tools = {t["function"]["name"]: t for t in out["tools"]}
-    assert set(tools) == set(specs) == {"guess", "hint"}
-    for name, tool in tools.items():
-        assert tool["type"] == "function"
-        assert tool["function"]["parameters"] == specs[name]["input_schema"]
-    assert [t["reset"] for t in out["tasks"]] == [{"seed": s} for s in SEEDS]
-    for seed, plan, task in zip(SEEDS, plans, out["tasks"], strict=True):
-        prompt, reward = _ours(guess_server, seed, plan)
-        assert task["prompt"] == prompt
-        assert task["reward"] == pytest.approx(reward), (seed, plan, task)
-        assert len(task["results"]) == len(plan)  # every call reached the server over MCP
-    assert out["tasks"][1]["results"][0].startswith('{"error_type"')
-    assert out["tasks"][2]["reward"] > 0.5  # the hit is scored
+    for run in runs:
+        assert "error" not in run, run
+        tools = {t["function"]["name"]: t for t in run["tools"]}
+        assert set(tools) == set(specs) == {"guess", "hint"}  # native specs, the simulation set
+        for name, tool in tools.items():
+            assert tool["type"] == "function"
+            assert tool["function"]["parameters"] == specs[name]["input_schema"]
+        assert run["reset"] == {"seed": SEEDS[run["task"]]}
+        assert run["tools_url"] == [f"{guess_server}/mcp?episode={run['episode']}"]
+        sent = [(c, r) for c, r in zip(run["calls"], run["results"], strict=True) if c[0] in tools]
+        prompt, answers, reward = _ours(guess_server, run["reset"], [c for c, _ in sent])
+        assert run["prompt"] == prompt
+        _same_answers([r for _, r in sent], answers)
+        assert run["reward"] == pytest.approx(reward), run
+    assert len({run["episode"] for run in runs}) == len(runs)  # one episode per rollout
+    unseeded_differs = []
+    for run in runs[:4]:
+        assert json.loads(run["results"][-1])["verdict"] == "correct", run  # bisection won
+        assert run["stopped"] == "mcpgym_done"  # the environment's done ends the rollout
+        assert run["reward"] > 0.5
+        unseeded_differs.append(_ours(guess_server, {}, run["calls"])[2] != run["reward"])
+    # the defect this guards against: tools on an episode reset without the seed (random
+    # secrets: all four matching the seeded ones has a chance of about 1e-8)
+    assert any(unseeded_differs)
+    assert runs[4]["results"][0].startswith('{"error_type"')  # refused as data, and scored
+    assert all("stopped" not in run for run in runs[4:])
+    assert "episode is over" in runs[7]["results"][-1]  # after done: not run, not scored
+    assert runs[7]["reward"] == pytest.approx(runs[0]["reward"])
+    assert httpx.get(f"{guess_server}/health").json()["sessions"] == 0  # scoring freed them
 
 
-def test_reward_server_down_is_a_clear_error(verifiers_python: Path, package: Path) -> None:
+def test_calendar_tasks_are_played_on_their_split_and_index(
+    calendar_server: str, verifiers_python: Path, tmp_path: Path
+) -> None:
+    """Each Calendar Gym task's gold plan, scripted, through verifiers: the answers are that
+    task's world, and the reward the environment's grade (1.0), as mcpgym's client gets them."""
+    from calendar_gym import CalendarEnv
+    from calendar_gym.agents.oracle import oracle_play
+    from calendar_gym.tasks import get_task
+    from calendar_gym.taskset import CALENDAR_TASKS
+    from mcpgym import CallToolAction
+    from mcpgym.types import StepResult
+
+    def gold(split: str, index: int) -> list[Any]:
+        row = CALENDAR_TASKS.load_task(split, index)
+        env = CalendarEnv()
+        env.reset(split=split, index=index)
+        play, calls = oracle_play(get_task(row["task"], row["reset"]["suite"])), []
+        action = next(play)
+        while True:
+            calls.append([action["tool_name"], action["arguments"]])
+            obs = env.step(
+                CallToolAction(tool_name=action["tool_name"], arguments=action["arguments"])
+            )
+            try:
+                action = play.send(StepResult(observation=obs, reward=obs.reward, done=obs.done))
+            except StopIteration:
+                return calls
+
+    site = _install(
+        verifiers_python, tmp_path, calendar_server, "--name", "cal_v1", "--split=v1", "--split=v2"
+    )
+    names = [f"{s}/{i}" for s, i in CALENDAR]
+    module = (tmp_path / "pkg" / "cal_v1" / "__init__.py").read_text()
+    assert all(f'"{n}"' in module for n in names)
+    index = {name: i for i, name in enumerate(n for s in ("v1", "v2") for n in _names(s))}
+    rollouts = [{"task": index[f"{s}/{i}"], "plan": gold(s, i)} for s, i in CALENDAR]
+    out = _drive(verifiers_python, site, rollouts, name="cal_v1")
+    assert "error" not in out, out
+    unreset_differs = []
+    for (split, i), run in zip(CALENDAR, out["rollouts"], strict=True):
+        assert "error" not in run, run
+        assert run["reset"] == {"split": split, "index": i}
+        _, answers, reward = _ours(calendar_server, run["reset"], run["calls"])
+        _same_answers(run["results"], answers)
+        assert run["reward"] == pytest.approx(reward) == pytest.approx(1.0), run
+        assert run["stopped"] == "mcpgym_done"  # `finish` ended the episode, and the rollout
+        unreset_differs.append(_ours(calendar_server, {}, run["calls"])[1:] != (answers, reward))
+    # the defect this guards against: a connection reset with no options answers otherwise
+    assert any(unreset_differs)
+
+
+def _names(split: str) -> list[str]:
+    from calendar_gym.taskset import CALENDAR_TASKS
+
+    return [f"{split}/{i}" for i in range(CALENDAR_TASKS.num_tasks(split))]
+
+
+def test_a_rollout_whose_tools_miss_its_episode_fails_scoring(
+    guess_server: str, verifiers_python: Path, package: Path
+) -> None:
+    """Toolsets built outside the rollout's setup name no episode: the server refuses to play
+    that URL, and the reward, finding the trace's calls missing from the episode, refuses too."""
+    plan = [["guess", {"n": 5}]]
+    out = _drive(verifiers_python, package, [{"task": 0, "unbound": True, "plan": plan}])
+    run = out["rollouts"][0]
+    (url,) = run["tools_url"]
+    request = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    accept = {"Accept": "application/json, text/event-stream"}
+    refused = httpx.post(url, json=request, headers=accept)
+    assert refused.status_code == 400 and refused.json()["error"]["code"] == -32602
+    assert "not this rollout's" in run["error"], run
+    assert "reward" not in run
+
+
+def test_a_token_server_scores_with_the_operator_token_and_plays_by_episode_id(
+    guess_guarded: tuple[str, str], verifiers_python: Path, tmp_path: Path
+) -> None:
+    guarded, token = guess_guarded
+    site = _install(
+        verifiers_python,
+        tmp_path,
+        guarded,
+        "--name",
+        "guarded_v1",
+        "--seed=7",
+        "--token",
+        token,
+    )
+    rollouts = [{"task": 0, "plan": {"bisect": [1, 100]}}]
+    out = _drive(verifiers_python, site, rollouts, {"MCPGYM_TOKEN": token}, name="guarded_v1")
+    run = out["rollouts"][0]
+    assert "error" not in run, run
+    _, answers, reward = _ours(guarded, {"seed": 7}, run["calls"], token)
+    _same_answers(run["results"], answers)
+    assert run["reward"] == pytest.approx(reward) and run["reward"] > 0.5
+    assert (
+        token
+        not in json.dumps(run["tools"])
+        + (tmp_path / "pkg" / "guarded_v1" / "__init__.py").read_text()
+    )
+    # without the operator token no episode opens
+    out = _drive(verifiers_python, site, rollouts, {"MCPGYM_TOKEN": ""}, name="guarded_v1")
+    assert "401" in out["error"], out
+
+
+def test_server_down_is_a_clear_error(verifiers_python: Path, package: Path) -> None:
     down = "http://127.0.0.1:9"  # the discard port: nothing listens
-    out = _drive(verifiers_python, package, [[]] * len(SEEDS), {"MCPGYM_URL": down})
+    out = _drive(verifiers_python, package, [{"task": 0, "plan": []}], {"MCPGYM_URL": down})
     assert "unreachable" in out["error"] and down in out["error"], out
 
 
@@ -169,18 +310,3 @@ def test_export_of_a_target_reads_its_tasks_from_a_server_it_starts(
     differ = [(a, b) for a, b in zip(url_text, target_text, strict=True) if a != b]
     assert len(differ) == 1 and "mcpgym export verifiers" in differ[0][0], differ
     assert f"{target} --out" in differ[0][1]
-
-
-def test_tools_from_a_production_server_reward_from_the_simulation_one(
-    guess_server: str, guess_production: str, verifiers_python: Path, package: Path
-) -> None:
-    """`MCPGYM_TOOLS_URL` (or `--tools-url`) at production `/mcp`: the production tool set."""
-    plans: list[list[Any]] = [[["guess", {"n": 40}], ["leaderboard", {}]], [], [], []]
-    out = _drive(verifiers_python, package, plans, {"MCPGYM_TOOLS_URL": f"{guess_production}/mcp"})
-    assert "error" not in out, out
-    assert {t["function"]["name"] for t in out["tools"]} == {"guess", "leaderboard"}
-    first = out["tasks"][0]
-    assert len(first["results"]) == 2 and '"verdict"' in first["results"][0]
-    # the replay steps every call on the simulation server, where `leaderboard` does not exist
-    _, reward = _ours(guess_server, SEEDS[0], plans[0])
-    assert first["reward"] == pytest.approx(reward)
