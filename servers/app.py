@@ -17,7 +17,7 @@ from starlette.routing import BaseRoute, Route, WebSocketRoute
 
 from mcpgym._workers import configure_shared_pool
 from mcpgym.env import Environment, EnvironmentMetadata
-from mcpgym.servers import routes_http
+from mcpgym.servers import log_redact, routes_http
 from mcpgym.servers.dispatch import Dispatcher
 from mcpgym.servers.factory import make_factory
 from mcpgym.servers.limits import HeaderCountGuard
@@ -128,6 +128,7 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncGenerator[None]:
         app.state.env_info = env_info["info"] = await _probe(factory, env_cls)
+        log_redact.install()  # after the server configured logging: episode ids stay out of it
         sessions.start()
         try:
             if production is not None:
