@@ -14,7 +14,8 @@ Run: `python bench/_floor.py --port 8001` (bench/run.py starts it as a subproces
 `UVICORN_SETTINGS` is the single source of the server settings both servers share: it mirrors the
 `uvicorn.run(...)` call of `mcpgym serve` (servers/cli.py) and pins what uvicorn's "auto" choices
 resolve to in this virtual environment (see `resolve_auto`), so the two servers differ only in the
-application.
+application. The floor also gets `mcpgym serve`'s garbage-collector settings
+(`mcpgym.servers.gc_tuning.tune`), so neither side is measured with a collector the other lacks.
 """
 
 from __future__ import annotations
@@ -174,8 +175,12 @@ def main() -> None:
     args = parser.parse_args()
     import uvicorn
 
+    from mcpgym.servers.gc_tuning import tune
+
     settings = LEGACY_SETTINGS if args.legacy else UVICORN_SETTINGS
-    uvicorn.run(create_floor_app(), host=args.host, port=args.port, **settings)
+    app = create_floor_app()
+    tune(app)  # the collector settings `mcpgym serve` applies (servers/gc_tuning.py)
+    uvicorn.run(app, host=args.host, port=args.port, **settings)
 
 
 if __name__ == "__main__":
