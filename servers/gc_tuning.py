@@ -1,20 +1,24 @@
 """Garbage-collector settings for a long-running server (`mcpgym serve` applies them).
 
 CPython's default thresholds (700, 10, 10) were measured to cost a WS server with many sessions a
-growing share of every step (issue 17, docs/performance.md): the net count of new container
-objects crosses 700 whenever a loop iteration has many calls in flight, so at K = 1,000
-sessions gen-0 ran ~100 times a second, promoted the in-flight objects, and full (gen-2) passes
-over everything alive — the ~40k objects of the imported modules plus ~150 per session — took
-100-150 ms each, stalling every session at once. Server CPU per step rose from ~210 µs at
-K = 100 to ~300 µs at K = 1,000, 85-95 µs of it in the collector.
+growing share of every step (issue 17, docs/performance.md). A collection is due when the net
+count of new container objects passes the gen-0 threshold; the objects of the calls in flight
+(frames, messages, futures; freed by reference counting once a call ends) pile up in bursts
+whenever a loop iteration reads many frames, so at K = 1,000 sessions gen-0 ran ~100 times a
+second, promoted the in-flight objects, and full (gen-2) passes over everything alive — the ~40k
+objects of the imported modules plus ~150 per session — took 100-150 ms each, stalling every
+session at once: 85-95 µs of the ~300 µs per step went to the collector. With every step in the
+worker pool more objects wait per call, and even a 10,000 threshold still ran gen-0 passes of
+15-25 ms five times a second (30-40 µs per step).
 
 `tune(app)` does two things, both standard for servers:
 - `gc.freeze()` once start-up is done (after the app's lifespan start-up ran): the objects of
   imported modules and the app live as long as the process, so the collector need never look at
   them again; it scans only what sessions create.
-- a gen-0 threshold of `GEN0_THRESHOLD` instead of 700, so the objects of a batch of in-flight
-  calls (freed by reference counting a moment later) no longer trigger a collection each time;
-  gen-1 and gen-2 keep their defaults, so cyclic garbage is still collected, just less often.
+- a gen-0 threshold of `GEN0_THRESHOLD` instead of 700, above the in-flight objects of 1,000
+  sessions (in the pool too), so transient objects no longer trigger collections; gen-1 and
+  gen-2 keep their defaults. Garbage that only the collector can free (reference cycles) still
+  triggers one after at most `GEN0_THRESHOLD` such objects (a few MB).
 
 Reference counting still frees all acyclic garbage at once; only cycles wait for a collection.
 """
@@ -28,7 +32,7 @@ from typing import Any
 
 __all__ = ["GEN0_THRESHOLD", "freeze_startup_objects", "tune"]
 
-GEN0_THRESHOLD = 10_000
+GEN0_THRESHOLD = 50_000
 
 
 def freeze_startup_objects() -> int:
