@@ -9,6 +9,7 @@ A new figure joins by defining `ISSUE_TABLE` in its measurement module and listi
 from __future__ import annotations
 
 import importlib
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,4 +94,4 @@ def render(table: list[dict[str, Any]]) -> None:
         ratio = "—" if t["ratio"] is None else f"{t['ratio']:.2f}x"
         met = {True: "[green]✓[/]", False: "[red]✗[/]", None: "—"}[t["met"]]
         out.add_row(t["figure"], t["mcpgym"], t["floor"], ratio, t["target"], met, t["note"])
-    Console(width=None).print(out)
+    Console(width=None if sys.stdout.isatty() else 160).print(out)
