@@ -108,3 +108,17 @@ def test_issue_table_notes_when_the_floor_misses_a_limit(bench: dict[str, Module
     assert "the floor misses 20.0 ms too (22.8 ms) on this machine" in k100["note"]
     k500 = lines["WS K=500 aggregate steps/s; p99"]
     assert k500["met"] is True and k500["note"] == ""  # the floor meets 60 ms: no note
+
+
+def test_default_max_sessions_holds_the_sweep(bench: dict[str, ModuleType]) -> None:
+    """The sweep runs `mcpgym serve` with its default `--max-sessions` (a trainer's rollout batch
+    of 500+ sessions must fit): the default must hold the sweep's largest K, on `/ws` and in the
+    library settings alike."""
+    from mcpgym.servers.cli import build_parser
+    from mcpgym.servers.settings import ServerSettings
+
+    args = build_parser(plugins=False).parse_args(["serve", "mcpgym.examples.guess:GuessEnv"])
+    largest = max(bench["_measure_sessions"].SWEEP)
+    assert largest >= 1000
+    assert args.max_sessions >= largest
+    assert ServerSettings().max_sessions == args.max_sessions
