@@ -4,18 +4,13 @@ ran, and what sessions create afterwards is still scanned (so their cycles are s
 
 import json
 import os
-import signal
-import socket
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
-import httpx
 import pytest
 from websockets.sync.client import connect
 
-from helpers.wait import wait_until
+from helpers.npm import serve
 from mcpgym.servers.gc_tuning import GEN0_THRESHOLD
 
 _PROBE_ENV = '''
@@ -52,62 +47,31 @@ gc_state_module_marker = {"made": "at import"}
 '''
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.mark.server
-def test_serve_raises_gen0_and_freezes_only_startup_objects(tmp_path: Path) -> None:
+def test_serve_raises_gen0_and_freezes_only_startup_objects(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / "gc_probe_env.py").write_text(textwrap.dedent(_PROBE_ENV))
-    port = _free_port()
-    env = os.environ | {"PYTHONPATH": str(tmp_path) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "mcpgym.servers",
-            "serve",
-            "gc_probe_env:GcProbeEnv",
-            "--port",
-            str(port),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])
     )
-    try:
-
-        def healthy() -> bool:
-            assert proc.poll() is None, f"mcpgym serve exited early: {proc.communicate()}"
-            try:
-                return httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200
-            except httpx.TransportError:
-                return False
-
-        wait_until(healthy, timeout=60, what="mcpgym serve to answer /health")
-        with connect(f"ws://127.0.0.1:{port}/ws", open_timeout=10) as ws:
+    with serve("gc_probe_env:GcProbeEnv", tmp_path) as served:
+        with connect(f"ws://127.0.0.1:{served.port}/ws", open_timeout=10) as ws:
             ws.send(json.dumps({"type": "reset", "data": {}}))
             assert json.loads(ws.recv(timeout=10))["type"] == "observation"
             step = {"type": "call_tool", "tool_name": "gc_state", "arguments": {}}
             ws.send(json.dumps({"type": "step", "data": step}))
             reply = json.loads(ws.recv(timeout=10))
-        assert reply["type"] == "observation", reply
-        state = reply["data"]["observation"]["result"]
-        assert state["threshold"][0] == GEN0_THRESHOLD
-        assert state["threshold"][1:] == [10, 10]  # gen-1 and gen-2 keep CPython's defaults
-        # the imports and the app were frozen after start-up (tens of thousands of objects) ...
-        assert state["frozen"] > 10_000, state
-        assert state["module_scanned"] is False
-        # ... but a session's environment and the cycles it makes are still collectable
-        assert state["env_scanned"] is True
-        assert state["cycle_scanned"] is True
-    finally:
-        if proc.poll() is None:
-            os.kill(proc.pid, signal.SIGTERM)
-        proc.communicate(timeout=30)
+    assert reply["type"] == "observation", reply
+    state = reply["data"]["observation"]["result"]
+    assert state["threshold"][0] == GEN0_THRESHOLD
+    assert state["threshold"][1:] == [10, 10]  # gen-1 and gen-2 keep CPython's defaults
+    # the imports and the app were frozen after start-up (tens of thousands of objects) ...
+    assert state["frozen"] > 10_000, state
+    assert state["module_scanned"] is False
+    # ... but a session's environment and the cycles it makes are still collectable
+    assert state["env_scanned"] is True
+    assert state["cycle_scanned"] is True
 
 
 def test_tune_wraps_the_lifespan_and_keeps_its_state() -> None:
