@@ -122,3 +122,25 @@ def test_default_max_sessions_holds_the_sweep(bench: dict[str, ModuleType]) -> N
     assert largest >= 1000
     assert args.max_sessions >= largest
     assert ServerSettings().max_sessions == args.max_sessions
+
+
+def test_the_floor_gets_the_same_collector_settings_without_importing_mcpgym() -> None:
+    """bench/_floor.py loads servers/gc_tuning.py as a file: the same settings as `mcpgym serve`,
+    and not one mcpgym module in the floor's process (its start-up and RSS stay the bare app's)."""
+    import json
+    import subprocess
+
+    from mcpgym.servers import gc_tuning
+
+    code = (
+        "import json, sys; sys.path.insert(0, 'bench'); import _floor; m = _floor.gc_tuning(); "
+        "ours = sorted(n for n in sys.modules if n.split('.')[0] == 'mcpgym'); "
+        "print(json.dumps([m.GEN0_THRESHOLD, ours]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    threshold, mcpgym_modules = json.loads(out.stdout)
+    assert threshold == gc_tuning.GEN0_THRESHOLD
+    assert mcpgym_modules == []
