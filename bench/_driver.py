@@ -135,17 +135,21 @@ class Driver:
         self.cfg = cfg
         self.procs = procs
         total = spec["conns"]
+        # the config's windows unless the spec sets its own (the session sweep lengthens them
+        # with K); each worker reads the server's CPU at the edges of its counted window
+        timing = {
+            "warmup_s": cfg.warmup_s,
+            "rewarm_s": cfg.rewarm_s,
+            "duration_s": cfg.duration_s,
+            "connect_timeout_s": 15.0,
+        }
         self.specs = [
-            spec
-            | {
-                "conns": total // procs + (1 if i < total % procs else 0),
-                "warmup_s": cfg.warmup_s,
-                "rewarm_s": cfg.rewarm_s,
-                "duration_s": cfg.duration_s,
-                "connect_timeout_s": 15.0,
-            }
+            timing
+            | spec
+            | {"conns": total // procs + (1 if i < total % procs else 0), "server_pid": server.pid}
             for i in range(procs)
         ]
+        self.window_s = self.specs[0]["rewarm_s"] + self.specs[0]["duration_s"]
         self.workers: list[asyncio.subprocess.Process] = []
 
     async def start(self) -> None:
@@ -162,7 +166,7 @@ class Driver:
                 )
             )
         for w in self.workers:  # imports + connect + warm-up
-            line = await _readline(w, 20.0 + self.cfg.warmup_s)
+            line = await _readline(w, 20.0 + self.specs[0]["warmup_s"])
             if line != "READY":
                 raise RuntimeError(f"load worker said {line!r}")
 
@@ -177,11 +181,15 @@ class Driver:
         cpu0 = self.server.cpu_s()
         await self._send("GO")
         for w in self.workers:
-            line = await _readline(w, self.cfg.rewarm_s + self.cfg.duration_s + 10.0)
+            line = await _readline(w, self.window_s + 10.0)
             if line != "DONE":
                 raise RuntimeError(f"load worker said {line!r}")
         server_cpu = self.server.cpu_s() - cpu0
         results = [json.loads(await _readline(w, 10.0)) for w in self.workers]
+        elapsed = max(r["elapsed"] for r in results)
+        inside = [r["server_cpu"] / r["elapsed"] for r in results if "server_cpu" in r]
+        if inside:  # the server's CPU rate over the counted windows, times their length
+            server_cpu = sum(inside) / len(inside) * elapsed
         first_error = next((r["first_error"] for r in results if r["first_error"]), None)
         # With several workers, the slowest worker's percentiles stand for the run (each worker
         # sees the same server; taking the worst never flatters it).
@@ -190,7 +198,7 @@ class Driver:
         return Run(
             server=self.server.name,
             count=sum(r["count"] for r in results),
-            elapsed=max(r["elapsed"] for r in results),
+            elapsed=elapsed,
             server_cpu_s=server_cpu,
             client_cpu_s=sum(r["client_cpu"] for r in results),
             procs=self.procs,

@@ -14,7 +14,8 @@ Run: `python bench/_floor.py --port 8001` (bench/run.py starts it as a subproces
 `UVICORN_SETTINGS` is the single source of the server settings both servers share: it mirrors the
 `uvicorn.run(...)` call of `mcpgym serve` (servers/cli.py) and pins what uvicorn's "auto" choices
 resolve to in this virtual environment (see `resolve_auto`), so the two servers differ only in the
-application.
+application. The floor also gets `mcpgym serve`'s garbage-collector settings (servers/gc_tuning.py,
+loaded as a file: `gc_tuning()`), so neither side is measured with a collector the other lacks.
 """
 
 from __future__ import annotations
@@ -164,6 +165,20 @@ def create_floor_app() -> Any:
     )
 
 
+def gc_tuning() -> Any:
+    """servers/gc_tuning.py, loaded as a file: `mcpgym serve`'s collector settings without
+    importing mcpgym (the floor's start-up time and RSS stay those of the bare app)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "servers" / "gc_tuning.py"
+    spec = importlib.util.spec_from_file_location("_floor_gc_tuning", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="bare Starlette+uvicorn echo floor")
     parser.add_argument("--host", default="127.0.0.1")
@@ -175,7 +190,9 @@ def main() -> None:
     import uvicorn
 
     settings = LEGACY_SETTINGS if args.legacy else UVICORN_SETTINGS
-    uvicorn.run(create_floor_app(), host=args.host, port=args.port, **settings)
+    app = create_floor_app()
+    gc_tuning().tune(app)  # the collector settings `mcpgym serve` applies
+    uvicorn.run(app, host=args.host, port=args.port, **settings)
 
 
 if __name__ == "__main__":

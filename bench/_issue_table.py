@@ -9,6 +9,7 @@ A new figure joins by defining `ISSUE_TABLE` in its measurement module and listi
 from __future__ import annotations
 
 import importlib
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +47,14 @@ def _cell(row: Row, value: float | None) -> str:
     return "—" if value is None else f"{_fmt(value, row.unit)} {row.unit}"
 
 
+def _floor_misses(row: Row) -> str:
+    """A note when the floor's own figure misses an absolute limit (the target stays as it is:
+    the line is still ✗, but the reader learns what this machine allows at all)."""
+    if row.limit is None or row.floor is None or row._within(row.floor, row.limit) is not False:
+        return ""
+    return f"the floor misses {_cell(row, row.limit)} too ({_cell(row, row.floor)}) on this machine"
+
+
 def collect(rows: list[Row]) -> list[dict[str, Any]]:
     """The table's lines whose first row was measured, as dicts (also written to --json)."""
     by_key = {r.key: r for r in rows}
@@ -58,6 +67,8 @@ def collect(rows: list[Row]) -> list[dict[str, Any]]:
         mcpgym = "; ".join(_cell(r, r.mcpgym) for r in got)
         floor = "; ".join(_cell(r, r.floor) for r in got if r.floor is not None)
         checks = [r.meets_target for r in got if r.meets_target is not None]
+        notes = [head.note] if head.mcpgym is None and head.note else []
+        notes += [_floor_misses(r) for r in got if _floor_misses(r)]
         table.append(
             {
                 "figure": line.figure,
@@ -66,7 +77,7 @@ def collect(rows: list[Row]) -> list[dict[str, Any]]:
                 "ratio": None if head.ratio is None else round(head.ratio, 3),
                 "target": line.target,
                 "met": all(checks) if checks else None,
-                "note": head.note if head.mcpgym is None else "",
+                "note": "; ".join(notes),
             }
         )
     return table
@@ -77,10 +88,10 @@ def render(table: list[dict[str, Any]]) -> None:
     from rich.table import Table
 
     out = Table(title="issue 17: figures and targets", title_justify="left")
-    for col in ("figure", "mcpgym", "floor", "ratio", "target", "met"):
-        out.add_column(col, justify="left" if col in ("figure", "target") else "right")
+    for col in ("figure", "mcpgym", "floor", "ratio", "target", "met", "note"):
+        out.add_column(col, justify="left" if col in ("figure", "target", "note") else "right")
     for t in table:
         ratio = "—" if t["ratio"] is None else f"{t['ratio']:.2f}x"
-        met = {True: "[green]✓[/]", False: "[red]✗[/]", None: t["note"] or "—"}[t["met"]]
-        out.add_row(t["figure"], t["mcpgym"], t["floor"], ratio, t["target"], met)
-    Console(width=None).print(out)
+        met = {True: "[green]✓[/]", False: "[red]✗[/]", None: "—"}[t["met"]]
+        out.add_row(t["figure"], t["mcpgym"], t["floor"], ratio, t["target"], met, t["note"])
+    Console(width=None if sys.stdout.isatty() else 160).print(out)

@@ -30,11 +30,14 @@ import asyncio
 import contextlib
 import importlib.util
 import json
+import os
 import sys
 import time
 from typing import Any
 
 __all__ = ["main"]
+
+_CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 # httpcore runs `import sniffio` on every request to learn the async library, and falls back to
 # asyncio when it fails. anyio >= 4.12 no longer depends on sniffio, so in this environment every
@@ -260,16 +263,32 @@ async def _race(aw: Any, watcher: asyncio.Task[None]) -> None:
     task.result()
 
 
+def _server_cpu_s(pid: int | None) -> float | None:
+    """utime + stime of the server process (all threads), or None without a pid."""
+    if pid is None:
+        return None
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _CLK_TCK
+
+
 async def _window(win: _Window, spec: dict[str, Any], watcher: asyncio.Task[None]) -> None:
-    """One timed window; prints DONE at its end and then its counts."""
+    """One timed window; prints DONE at its end and then its counts.
+
+    With `server_pid` in the spec, the server's CPU time is read here, at the edges of the
+    counted window itself (the parent can only read it around the whole window, re-warm
+    included, which charged the re-warm's steps to the counted ones)."""
     win.running.set()
     await _race(asyncio.sleep(spec["rewarm_s"]), watcher)
     win.reset()
+    pid = spec.get("server_pid")
+    server0 = _server_cpu_s(pid)
     cpu0, t0 = time.process_time(), time.perf_counter()
     win.measuring = True
     await _race(asyncio.sleep(spec["duration_s"]), watcher)
     win.measuring = False
     elapsed, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    server1 = _server_cpu_s(pid)
     count, lat = win.count, sorted(win.latencies)
     print("DONE", flush=True)
     win.running.clear()
@@ -280,6 +299,8 @@ async def _window(win: _Window, spec: dict[str, Any], watcher: asyncio.Task[None
         "errors": win.errors,
         "first_error": win.first_error,
     }
+    if server0 is not None and server1 is not None:
+        out["server_cpu"] = server1 - server0
     if lat:
         out["p50_us"] = lat[len(lat) // 2] * 1e6
         out["p99_us"] = lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1e6

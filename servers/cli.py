@@ -74,7 +74,10 @@ def _serve(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"mcpgym serve: error: {exc}", file=sys.stderr)
         return 2
+    from mcpgym.servers import gc_tuning
     from mcpgym.servers.limits import uvicorn_options
+
+    gc_tuning.tune(app)  # fewer, cheaper collections at many sessions (gc_tuning's docstring)
 
     port = args.port or _free_port(args.host)
     print(startup_line(target, settings, args.host, port), file=sys.stderr, flush=True)
