@@ -90,7 +90,7 @@ async def _sweep(b: Bench, server: str, tag: str = "", what: str = "") -> list[R
 
         procs = 1 if k == 1 else b.cfg.agg_procs
         c = await b.compare(
-            spec, procs=procs, rounds=min(b.cfg.rounds, 2), mcpgym=server, legacy=not tag
+            spec, procs=procs, rounds=min(b.cfg.rounds, 2), mcpgym=server, legacy=tag == "k"
         )
         out += _rows(k, c, tag, what)
         cpu[k] = c.cpu_us("mcpgym")
@@ -115,7 +115,7 @@ async def _sweep(b: Bench, server: str, tag: str = "", what: str = "") -> list[R
 
 @measurement("sessions", "WS session sweep: K = 1, 10, 100, 500, 1000", budget_s=150)
 async def sessions(b: Bench) -> list[Row]:
-    return await _sweep(b, "mcpgym")
+    return await _sweep(b, "mcpgym", "k")  # keys wsk1 ... wsk1000: ws1 and ws100 are ws1/ws100's
 
 
 @measurement("sessions-pool", "the sweep with every step in the worker pool", budget_s=100)
@@ -125,12 +125,12 @@ async def sessions_pool(b: Bench) -> list[Row]:
 
 # bench/_issue_table.py: this module's lines of issue 17's table
 ISSUE_TABLE = [
-    _Line(f"WS K={k} aggregate steps/s; p99", (f"ws{k}", f"ws{k}_p99"), _target_text(k))
+    _Line(f"WS K={k} aggregate steps/s; p99", (f"wsk{k}", f"wsk{k}_p99"), _target_text(k))
     for k in SWEEP
 ] + [
     _Line(
         "server CPU per step, K=100 → 1000",
-        ("ws_cpu_growth", "ws100_cpu", "ws1000_cpu"),
+        ("wsk_cpu_growth", "wsk100_cpu", "wsk1000_cpu"),
         f"flat (≤ {CPU_GROWTH_LIMIT}x)",
     ),
     _Line(

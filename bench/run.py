@@ -123,6 +123,11 @@ async def run(cfg: Config, names: list[str]) -> tuple[list[Row], dict[str, str],
                 bench.notes.append(f"{srv.name}: {srv.native_libs()}")
     finally:
         bench.stop_all()  # synchronous: must not be skipped by a second cancellation
+    seen: set[str] = set()
+    for row in rows:  # one key per figure: `--json` and issue 17's table look figures up by key
+        if row.key in seen:
+            errors[f"key {row.key}"] = "two measurements wrote the same figure key"
+        seen.add(row.key)
     return rows, errors, bench
 
 
