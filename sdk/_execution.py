@@ -10,8 +10,8 @@
   thread hop), for code its author promises is short. The promise is checked, not trusted: a
   call that ran past its timeout is answered as a timeout (its effects may have applied), and a
   method that held the loop longer than the class's `inline_budget_s` runs in the pool from then
-  on (on its second overrun in a row: one may be the machine preempting the loop's thread), so
-  a slow call cannot become a habit. Timing an inline call costs two clock reads.
+  on (on its second overrun within a minute: one may be the machine preempting the loop's
+  thread), so a slow call cannot become a habit. Timing an inline call costs two clock reads.
 
 Every runner takes the instance's lock already acquired and releases it exactly once: when the
 call has really finished (a thread's call may finish after its caller gave up). The inline hot
@@ -108,29 +108,37 @@ def is_demoted(cls: type, method: Callable[..., Any]) -> bool:
     return demoted is not None and getattr(method, "__name__", "") in demoted
 
 
-# Overruns of the inline budget not yet forgiven, by (class, method name). One overrun may be the
-# machine's doing (the loop's thread preempted under load), so a method is moved to the pool on
-# its second overrun in a row; a call within the budget forgives. A hold no preemption explains
-# (`_HARD_HOLD`x the budget, at least `_HARD_HOLD_S`) moves it at once.
-_STRIKES: dict[tuple[type, str], int] = {}
-STRIKES_TO_DEMOTE = 2
+# The last overrun of the inline budget, by (class, method name), as a `_now()` time. One overrun
+# may be the machine's doing (the loop's thread preempted under load), so a method is moved to
+# the pool on its second overrun within `STRIKE_WINDOW_S`. Calls within the budget in between do
+# not forgive it: a tool whose slow path an agent can trigger at will must not stall everybody
+# on every other call. A hold no preemption explains (`_HARD_HOLD`x the budget, at least
+# `_HARD_HOLD_S`) moves it at once. So a method that is never demoted stalls the loop at most
+# once per window, for less than `_HARD_HOLD_S`.
+_STRIKES: dict[tuple[type, str], float] = {}
+STRIKE_WINDOW_S = 60.0
 _HARD_HOLD, _HARD_HOLD_S = 10.0, 0.25  # a 250 ms preemption: a machine past usable
+_now = time.monotonic
 
 
 def _overran(cls: type, name: str, held_s: float, budget: float) -> None:
-    strikes = _STRIKES.get((cls, name), 0) + 1
-    if strikes >= STRIKES_TO_DEMOTE or held_s >= max(_HARD_HOLD * budget, _HARD_HOLD_S):
-        _STRIKES.pop((cls, name), None)
+    now, key = _now(), (cls, name)
+    last = _STRIKES.get(key)
+    if (last is not None and now - last <= STRIKE_WINDOW_S) or held_s >= max(
+        _HARD_HOLD * budget, _HARD_HOLD_S
+    ):
+        _STRIKES.pop(key, None)
         _demote(cls, name, held_s)
     else:
-        _STRIKES[(cls, name)] = strikes
+        _STRIKES[key] = now
         log.info(
-            "%s.%s held the event loop for %.3f s (inline_budget_s=%s); once more in a row and "
-            "it moves to the worker pool",
+            "%s.%s held the event loop for %.3f s (inline_budget_s=%s); once more within %.0f s "
+            "and it moves to the worker pool",
             cls.__name__,
             name,
             held_s,
             budget,
+            STRIKE_WINDOW_S,
         )
 
 
@@ -155,14 +163,11 @@ def check_inline(
     env: Any, method: Callable[..., Any], held: float, timeout_s: float | None
 ) -> None:
     """After an inline call that held the loop `held` seconds: count an overrun of the class's
-    budget (or forgive one), and raise `TimeoutError` if the call overran its timeout."""
+    budget, and raise `TimeoutError` if the call overran its timeout."""
     cls = type(env)
     budget = cls.inline_budget_s
-    if budget is not None:
-        if held > budget:
-            _overran(cls, getattr(method, "__name__", "call"), held, budget)
-        elif _STRIKES:  # empty (one truth test) unless a method overran lately
-            _STRIKES.pop((cls, getattr(method, "__name__", "call")), None)
+    if budget is not None and held > budget:
+        _overran(cls, getattr(method, "__name__", "call"), held, budget)
     if timeout_s is not None and held > timeout_s:
         raise TimeoutError({"ran_s": round(held, 3)})
 
