@@ -36,7 +36,7 @@ PLAYS = 12  # v2 rows (both phrasings of the first six tasks): the client's star
 @pytest.fixture(scope="module")
 def openreward_python() -> Path:
     """A virtual environment holding openreward 0.1.167 (built once, kept in .tools/)."""
-    return pinned_venv(VENV, "openreward", "0.1.167")
+    return pinned_venv(VENV, {"openreward": "0.1.167"})
 
 
 def _own_play(client: SyncEnvClient, index: int, task_id: str) -> dict[str, Any]:

@@ -18,4 +18,4 @@ OPENENV = "openenv==0.10.0"
 @pytest.fixture(scope="session")
 def openenv_python() -> Path:
     """A virtual environment holding openenv 0.10.0 (built once, kept in .tools/)."""
-    return pinned_venv(VENV, "openenv", "0.10.0")
+    return pinned_venv(VENV, {"openenv": "0.10.0"})

@@ -4,23 +4,15 @@ access log (`mcpgym serve --log-level info`) must never write it, whatever the r
 from __future__ import annotations
 
 import logging
-import socket
-import subprocess
-import sys
+from pathlib import Path
 
 import httpx
 import pytest
 
-from helpers.wait import wait_until
+from helpers.npm import serve
 from mcpgym.servers.log_redact import RedactEpisodeIds
 
 pytestmark = pytest.mark.server
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.mark.parametrize(
@@ -44,24 +36,9 @@ def test_the_filter_rewrites_every_episode_parameter(path: str, kept: str) -> No
     assert "SECRET" not in line and kept in line, line
 
 
-def test_mcpgym_serve_never_logs_an_episode_id() -> None:
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "mcpgym.servers.cli", "serve", "mcpgym.examples.guess:GuessEnv",
-         "--port", str(port), "--log-level", "info"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    try:
-
-        def healthy() -> bool:
-            assert proc.poll() is None, "mcpgym serve exited early"
-            try:
-                return httpx.get(f"{url}/health", timeout=2).status_code == 200
-            except httpx.HTTPError:
-                return False
-
-        wait_until(healthy, timeout=60.0, what="mcpgym serve to answer /health")
+def test_mcpgym_serve_never_logs_an_episode_id(tmp_path: Path) -> None:
+    with serve("mcpgym.examples.guess:GuessEnv", tmp_path, "--log-level", "info") as served:
+        url = served.url
         opened = httpx.post(f"{url}/mcp/episodes", json={"reset": {"seed": 1}}, timeout=10)
         assert opened.status_code == 201, opened.text
         episode = opened.json()["episode"]
@@ -69,8 +46,6 @@ def test_mcpgym_serve_never_logs_an_episode_id() -> None:
             httpx.post(url + path, json={"jsonrpc": "2.0", "id": 1, "method": "ping"}, timeout=10)
         httpx.get(f"{url}/mcp/episodes/{episode}", timeout=10)  # the operator's record route
         httpx.delete(f"{url}/mcp/episodes/{episode}", timeout=10)
-    finally:
-        proc.terminate()
-        output, _ = proc.communicate(timeout=30)
+    output = served.log.read_text()  # the server has stopped: its whole log is written
     assert "episode=…" in output and "/mcp/episodes/… " in output, output  # the log ran
     assert episode not in output, output
