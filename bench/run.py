@@ -1,8 +1,10 @@
 """`just bench`: mcpgym's server against a bare Starlette+uvicorn echo floor, in one bounded run.
 
 Both servers run as subprocesses on 127.0.0.1 (free ports) with identical uvicorn settings
-(`bench/_floor.py: UVICORN_SETTINGS`), and are driven by identical client code in separate worker
-processes (`bench/_load.py`: raw `websockets` and `httpx`, never mcpgym's client). Floor and mcpgym
+(`bench/calls/_floor.py: UVICORN_SETTINGS`), and are driven by identical client code in separate
+worker
+processes (`bench/calls/_load.py`: raw `websockets` and `httpx`, never mcpgym's client). Floor and
+mcpgym
 runs alternate; with several rounds the best of each is kept. Every wait is time-boxed, the run
 stops by itself, and every process it started is stopped by PID at the end (also on error or ^C).
 
@@ -19,16 +21,18 @@ Measurements (`--only NAME`, repeatable):
   prompt    Calendar Gym's tool list as the llm agent sends it: bytes and tokens, all tools,
             --compact-tools, and a per-task subset (bench/prompt_bench.py)
   sessions  the WS session sweep, K = 1, 10, 100, 500, 1000 sessions: aggregate steps/s, p50/p99,
-            server CPU per step, with issue 17's targets (bench/_measure_sessions.py)
+            server CPU per step, with issue 17's targets (bench/figures/_measure_sessions.py)
   sessions-pool  the same sweep with every step in the worker pool (`blocking = True`)
   instructions   callgrind instructions per WS call_tool step (inline and worker pool) and per
             `/mcp` tools/call, floor beside mcpgym, repeated windows (skipped without valgrind)
   calendar  Calendar Gym in-process (bench/calendar_bench.py): session reset p50 (target
             ≤ 5 ms) and the call-path overhead of a typical `events_list`
   rss       production idle RSS (target ≤ 60 MB), after a first /mcp call, with all of `mcp`
-            imported, and simulation (bench/_measure_rss.py)
+            imported, and simulation (bench/figures/_measure_rss.py)
+  cli       `mcpgym --help` spawn to exit beside `python -c pass` (target ≤ 0.5 s; names any
+            heavy import it made: none expected)
   reset     Calendar reset with 0 / 100 / 1,000 patched events, a task's patch and the same
-            from the wire (target ≤ 2 ms at 1,000; bench/_measure_reset.py)
+            from the wire (target ≤ 2 ms at 1,000; bench/figures/_measure_reset.py)
 
 Adding one: write an `async def f(b: Bench) -> list[Row]` decorated with
 `@measurement("name", "...")`. `b.server(name)` starts (once) and returns a server of
@@ -38,7 +42,7 @@ the floor and an mcpgym server (`mcpgym=`), alternating, with a `_load.py` spec 
 and "mcpgym"). A `Row` holds a figure beside the floor (`target`: a ratio) or alone (`limit`: an
 absolute bound on the mcpgym figure). `legacy=True` adds the old asyncio/h11 floor
 (`Row.floor2`). Issue 17's table (printed after the main one) is collected from the
-`ISSUE_TABLE` lines of the modules listed in bench/_issue_table.py's `SOURCES`.
+`ISSUE_TABLE` lines of the modules listed in bench/calls/_issue_table.py's `SOURCES`.
 
 Usage: python bench/run.py [--quick] [--only NAME ...] [--json PATH] [--check]
 """
@@ -58,24 +62,31 @@ BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
 # The measurements register on import and run in registration order: keep these two in this order.
-import _measure_load  # noqa: E402
-import _measure_startup  # noqa: E402, F401
+from figures import (  # noqa: E402
+    _measure_load,
+    _measure_startup,  # noqa: F401
+)
 
 # isort: split
-import _measure_prompt  # noqa: E402, F401  (runs after the startup measurements)
-import _measure_reset  # noqa: E402, F401  (issue 17: Calendar reset with patched events)
-import _measure_rss  # noqa: E402, F401  (issue 17: production idle RSS)
-import _measure_sessions  # noqa: E402, F401
+from figures import (  # noqa: E402
+    _measure_prompt,  # noqa: F401  (runs after the startup measurements)
+    _measure_reset,  # noqa: F401  (issue 17: Calendar reset with patched events)
+    _measure_rss,  # noqa: F401  (issue 17: production idle RSS)
+    _measure_sessions,  # noqa: F401
+)
 
 # isort: split
-import _measure_instructions  # noqa: E402, F401  (after the sessions sweep)
-from _bench import MEASUREMENTS, Bench  # noqa: E402
-from _driver import Config  # noqa: E402
-from _floor import UVICORN_SETTINGS, resolve_auto  # noqa: E402
-from _issue_table import collect as issue_table  # noqa: E402
-from _issue_table import render as render_issue_table  # noqa: E402
-from _servers import ServerError  # noqa: E402
-from _table import Row, render  # noqa: E402
+from figures import _measure_instructions  # noqa: E402, F401  (after the sessions sweep)
+
+# isort: split
+import code_sandbox  # noqa: E402, F401  (issue 30: Code Gym's sandbox)
+from calls._bench import MEASUREMENTS, Bench  # noqa: E402
+from calls._driver import Config  # noqa: E402
+from calls._floor import UVICORN_SETTINGS, resolve_auto  # noqa: E402
+from calls._issue_table import collect as issue_table  # noqa: E402
+from calls._issue_table import render as render_issue_table  # noqa: E402
+from calls._servers import ServerError  # noqa: E402
+from calls._table import Row, render  # noqa: E402
 
 # -- main ------------------------------------------------------------------------------------------
 
@@ -171,6 +182,8 @@ def main(argv: list[str] | None = None) -> int:
     if auto != pinned:  # `mcpgym serve` uses uvicorn's auto choices; the floor pins them
         print(f"warning: uvicorn auto resolves to {auto}, floor pins {pinned}", file=sys.stderr)
     t0 = time.perf_counter()
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    load_before = os.getloadavg()[0]
     busy = machine_busy()
     try:
         # `run` keeps to the budget itself; this only guards against a hang in stopping.
@@ -195,6 +208,10 @@ def main(argv: list[str] | None = None) -> int:
         "elapsed_s": time.perf_counter() - t0,
         "timings_s": bench.timings,
         "machine_busy_before": busy,
+        "started_utc": started,
+        "loadavg_1min_before": round(load_before, 2),
+        "loadavg_1min_after": round(os.getloadavg()[0], 2),
+        "command": "python bench/run.py " + " ".join(argv if argv is not None else sys.argv[1:]),
     }
     render(rows, meta, errors)
     table = issue_table(rows)

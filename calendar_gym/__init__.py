@@ -12,8 +12,8 @@ Serve it with `mcpgym serve calendar_gym:CalendarEnv`, or drive it in-process:
 
 See docs/calendar_gym.md for the tools, reset options, permissions and error modes, and
 docs/calendar_benchmark.md for the task suite (`calendar_gym.tasks`), its graders
-(`calendar_gym.grading`, `calendar_gym.classify`), the `oracle` and `naive` agents and the main
-job, `python -m calendar_gym.demo`.
+(`calendar_gym.tasks.grading`, `calendar_gym.tasks.classify`), the `oracle` and `naive` agents
+and the main job, `python -m calendar_gym.bench.demo`.
 """
 
 try:
@@ -25,15 +25,15 @@ except ImportError:  # one line, naming the extra, instead of a traceback from d
     ) from None
 
 from calendar_gym.env import RESET_OPTIONS, CalendarEnv, CalendarState
-from calendar_gym.errors import CODES, ERROR_MODES, ApiError
-from calendar_gym.seed_world import (
+from calendar_gym.world.errors import CODES, ERROR_MODES, ApiError
+from calendar_gym.world.seed import (
     CALENDAR_IDS,
     DEFAULT_NOW,
     EVENT_IDS,
     MAIN_USER,
     WORLD_VERSION,
 )
-from calendar_gym.store import state_hash
+from calendar_gym.world.store import state_hash
 
 __all__ = [
     "CALENDAR_IDS",

@@ -23,22 +23,21 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from calendar_gym.acl import RANK, effective_role, resolve_calendar_id
-from calendar_gym.errors import ERROR_MODES, ApiError, CalendarUnknownTool, ErrorMode, render
-from calendar_gym.event_query import call_budget
-from calendar_gym.scopes import DEFAULT_SCOPES, missing_scope, normalise_scopes
-from calendar_gym.seed_world import DEFAULT_NOW, MAIN_USER, WORLD_VERSION
-from calendar_gym.shared import SHARED_WORLDS
-from calendar_gym.store import Store, patch_digest, state_hash
-from calendar_gym.suggest import suggest_field, suggest_tools
+from calendar_gym.events.query import call_budget
 from calendar_gym.tasks.play import TaskPlay
-from calendar_gym.taskset import CALENDAR_TASKS
-from calendar_gym.timeutil import TimeError, format_in_zone, parse_rfc3339
-from calendar_gym.tools_acl import AclTools
-from calendar_gym.tools_calendars import CalendarTools
-from calendar_gym.tools_events import EventTools
-from calendar_gym.tools_misc import MiscTools
-from calendar_gym.validation import check_arguments
+from calendar_gym.tasks.taskset import CALENDAR_TASKS
+from calendar_gym.tools.acl import AclTools
+from calendar_gym.tools.calendars import CalendarTools
+from calendar_gym.tools.events import EventTools
+from calendar_gym.tools.misc import MiscTools
+from calendar_gym.tools.suggest import suggest_field, suggest_tools
+from calendar_gym.tools.validation import check_arguments
+from calendar_gym.world.acl import RANK, effective_role, resolve_calendar_id
+from calendar_gym.world.errors import ERROR_MODES, ApiError, CalendarUnknownTool, ErrorMode, render
+from calendar_gym.world.scopes import DEFAULT_SCOPES, missing_scope, normalise_scopes
+from calendar_gym.world.seed import DEFAULT_NOW, MAIN_USER, WORLD_VERSION
+from calendar_gym.world.store import SHARED_WORLDS, Store, patch_digest, state_hash
+from calendar_gym.world.timeutil import TimeError, format_in_zone, parse_rfc3339
 from mcpgym import MCPEnvironment, Observation, State, ToolError, ToolSpec, tool
 from mcpgym.errors import InvalidRequest, InvalidToolArguments, SessionError
 
@@ -86,7 +85,7 @@ class CalendarEnv(TaskPlay, MCPEnvironment, EventTools, CalendarTools, AclTools,
         scopes: OAuth scopes, short (`calendar.readonly`) or full URLs (default full access).
         error_mode: `structured` (default), `google` or `plain`.
         now: the frozen current time, RFC 3339 with offset (default 2026-03-04T09:00:00-05:00).
-        seed_patch: extra or changed world rows (format in `calendar_gym.loader`).
+        seed_patch: extra or changed world rows (format in `calendar_gym.world.loader`).
         world_version: the seed world version (default the latest).
         shared_world: attach to the live world registered under this name (created by the
             first session with its options) instead of a private copy. In production serving
@@ -95,7 +94,8 @@ class CalendarEnv(TaskPlay, MCPEnvironment, EventTools, CalendarTools, AclTools,
         task: play a task of the suite (`calendar_gym.tasks`): the task fixes the user,
             scopes, now and seed patch; the episode ends at `finish` or at the task's step
             limit, is graded then (reward, and `success`, `grade`, `failures` in the final
-            observation's metadata), and `state.grade` reads the grade so far at any time.
+            observation's metadata), and `task_grade()` reads the grade so far (operator-only:
+            `state` carries none, it is what an agent and its player see).
         suite: the suite version the task comes from (default the latest).
     The `seed` argument seeds generated ids; the same seed and calls give the same state.
     """
@@ -184,13 +184,15 @@ class CalendarEnv(TaskPlay, MCPEnvironment, EventTools, CalendarTools, AclTools,
             "error_mode": mode,
             "world_version": store.world_version,
         }
-        if task is not None:
-            metadata.update(task=task.id, tier=task.tier, max_steps=task.max_steps)
+        # No task id, tier or step budget here: the observation reaches the agent (an LLM agent
+        # reads it whole), and a trap and its twin differ in exactly those (`t4-perm-…` vs
+        # `t4-twin-…`, T4 vs T1, 10 vs 8 steps). The operator has them in `state` (`task`) and
+        # the final observation; a trap and its twin open the same.
         return Observation(metadata=metadata)
 
     def _open_store(self, seed: int, now: str, options: dict[str, Any]) -> tuple[Store, str | None]:
         """A private copy of the world, or the shared world this session should attach to."""
-        from calendar_gym.loader import LoadError
+        from calendar_gym.world.loader import LoadError
 
         version = options.get("world_version", WORLD_VERSION)
         patch = options.get("seed_patch")

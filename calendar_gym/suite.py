@@ -4,7 +4,9 @@
 `"<task>/<phrasing>/<error_mode>"`, reset options `{"seed", "task", "error_mode"}`, the prompt of
 that phrasing (with a preamble stating who the agent is and the frozen "now"), the task's step
 limit, tags `tier`, `phrasing`, `error_mode` for the report, and `data` naming the task for the
-`oracle` and `naive` agents. `mcpgym eval --tasks calendar_gym.suite:specs` uses it as is.
+`oracle` and `naive` agents (and, for a trap and its twin, the `pair` they share, which the
+validator's gamer panel scores together). `mcpgym eval --tasks calendar_gym.suite:specs` uses
+it as is.
 
 `regrade(record)` grades any `EpisodeRecord` of a task episode by replaying its tool calls on a
 fresh in-process `CalendarEnv` with the same reset options: the environment is deterministic, so
@@ -21,14 +23,12 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from datetime import datetime
 from typing import Any
 
 from calendar_gym.env import CalendarEnv
-from calendar_gym.seed_world import USERS
 from calendar_gym.tasks.loader import LATEST, load_suite
 from calendar_gym.tasks.model import Phrasing, Task
-from calendar_gym.timeutil import format_in_zone, parse_rfc3339
+from calendar_gym.tasks.prompt import prompt
 from mcpgym.harness.episodes import EpisodeRecord, EpisodeSpec
 from mcpgym.types import CallToolAction
 
@@ -37,35 +37,6 @@ __all__ = ["ERROR_MODES", "PHRASINGS", "parse_spec_id", "prompt", "regrade", "sp
 PHRASINGS: tuple[Phrasing, ...] = ("explicit", "natural")
 ERROR_MODES: tuple[str, ...] = ("structured", "plain")
 """The error modes the benchmark compares by default (`google` is also accepted)."""
-
-_FINISH_RULES = (
-    "When you are done, call finish(status, summary): status 'done' if you completed the task, "
-    "'cannot_complete' if it cannot be done (for example you lack permission or it does not "
-    "exist), 'needs_clarification' if the request is ambiguous. Do not guess."
-)
-
-
-def _person(email: str) -> dict[str, Any]:
-    return next((u for u in USERS if u["email"] == email), {"name": email, "time_zone": "UTC"})
-
-
-def prompt(task: Task, phrasing: Phrasing) -> str:
-    """The instruction for `task` in `phrasing`: who you are, when it is, the request, how to
-    finish. The explicit preamble gives ids and RFC 3339; the natural one names and local time."""
-    user = _person(task.user)
-    now = parse_rfc3339(task.now)
-    if phrasing == "explicit":
-        local = format_in_zone(now, user["time_zone"])
-        head = (
-            f"You are acting as {task.user} (time zone {user['time_zone']}). Current time: {local}."
-        )
-    else:
-        moment = datetime.fromisoformat(format_in_zone(now, user["time_zone"]))
-        city = user["time_zone"].split("/")[-1].replace("_", " ")
-        clock = moment.strftime("%I:%M %p").lstrip("0")
-        date = f"{moment:%A, %B} {moment.day}, {moment.year}"
-        head = f"You are {user['name']}. It is {date}, {clock} in {city}."
-    return f"{head}\n\n{task.prompts[phrasing]}\n\n{_FINISH_RULES}"
 
 
 def specs(
@@ -83,8 +54,13 @@ def specs(
     if tiers is not None:
         wanted = set(tiers)
         chosen = [t for t in chosen if t.tier in wanted]
+    pairs = {}
+    for t in suite:
+        if t.twin:
+            pairs[t.id] = pairs[t.twin] = "~".join(sorted((t.id, t.twin)))
     out: list[EpisodeSpec] = []
     for task in chosen:
+        pair = {"pair": pairs[task.id]} if task.id in pairs else {}
         for phrasing in phrasings:
             for mode in error_modes:
                 out.append(
@@ -99,7 +75,7 @@ def specs(
                             "error_mode": mode,
                             "suite": version,
                         },
-                        data={"task": task.id, "suite": version, "phrasing": phrasing},
+                        data={"task": task.id, "suite": version, "phrasing": phrasing, **pair},
                     )
                 )
     return out

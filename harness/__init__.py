@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from mcpgym.harness.adapters import AgenticHarnessAdapter, make_adapter
     from mcpgym.harness.capture import CaptureProxy
     from mcpgym.harness.episodes import Agent, AgentEpisode, EpisodeRecord, EpisodeSpec
-    from mcpgym.harness.harness_env import HarnessAction, HarnessEnvironment
-    from mcpgym.harness.runner import evaluate, run_evaluation
+    from mcpgym.harness.eval.runner import evaluate, run_evaluation
+    from mcpgym.harness.hosted.env import HarnessAction, HarnessEnvironment
 
 __all__ = [
     "Agent",
@@ -44,10 +44,10 @@ _WHERE = {
     "AgenticHarnessAdapter": "adapters",
     "make_adapter": "adapters",
     "CaptureProxy": "capture",
-    "HarnessAction": "harness_env",
-    "HarnessEnvironment": "harness_env",
-    "evaluate": "runner",
-    "run_evaluation": "runner",
+    "HarnessAction": "hosted.env",
+    "HarnessEnvironment": "hosted.env",
+    "evaluate": "eval.runner",
+    "run_evaluation": "eval.runner",
 }
 
 

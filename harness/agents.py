@@ -206,11 +206,11 @@ class _RandomEpisode:
 
 
 def _llm(options: AgentOptions) -> Any:
-    from mcpgym.harness.llm_agent import LLMAgent
+    from mcpgym.harness.llm.agent import LLMAgent
 
     if not options.model_url or not options.model:
         raise ValueError("the llm agent needs --model-url and --model")
-    from mcpgym.harness.llm_agent import DEFAULT_MODEL_TIMEOUT
+    from mcpgym.harness.llm.agent import DEFAULT_MODEL_TIMEOUT
 
     return LLMAgent(
         options.model_url,

@@ -1,5 +1,6 @@
-"""Draws the performance page's charts (docs/figures/*.svg) from docs/figures/bench.json with
-mcpgym's own bar charts (`mcpgym.harness.svg`). `--check` exits 1 when a chart is out of date.
+"""Draws the performance page's charts (docs/figures/*.svg) from docs/data/bench.json, the
+recorded `just bench --json` run docs/performance.md is generated from, with mcpgym's own bar
+charts (`mcpgym.harness.eval.svg`). `--check` exits 1 when a chart is out of date.
 
 Usage: python scripts/docs_charts.py [--check]
 """
@@ -11,44 +12,51 @@ import json
 import sys
 from pathlib import Path
 
-from mcpgym.harness.svg import bar_chart
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
 
-FIGURES = Path(__file__).resolve().parents[1] / "docs" / "figures"
+from figures._measure_sessions import SWEEP  # noqa: E402  (the sweep's K)
+
+from mcpgym.harness.eval.svg import bar_chart  # noqa: E402
+
+DOCS = ROOT / "docs"
+FIGURES = DOCS / "figures"
+DATA = DOCS / "data" / "bench.json"
 
 
 def charts() -> dict[str, str]:
-    data = json.loads((FIGURES / "bench.json").read_text())
-    s, q = data["sessions"], data["quiet_machine"]
-    ks = [f"K = {k}" for k in s["K"]]
-    ratio = [m / f for m, f in zip(s["mcpgym_steps_per_s"], s["floor_steps_per_s"], strict=True)]
-    cpu = [m / f for m, f in zip(s["mcpgym_cpu_us"], s["floor_cpu_us"], strict=True)]
+    figures = json.loads(DATA.read_text())["figures"]
+
+    def ratios(keys: list[str]) -> list[float]:
+        return [figures[k]["mcpgym"] / figures[k]["floor"] for k in keys]
+
+    ks = [f"K = {k:,}" for k in SWEEP]
     series = {
-        "aggregate steps/s, mcpgym / floor": ratio,
-        "server CPU per step, mcpgym / floor": cpu,
+        "aggregate steps/s, mcpgym / floor": ratios([f"wsk{k}" for k in SWEEP]),
+        "server CPU per step, mcpgym / floor": ratios([f"wsk{k}_cpu" for k in SWEEP]),
+        "server CPU per step in the worker pool, mcpgym / floor": ratios(
+            [f"wspool{k}_cpu" for k in SWEEP]
+        ),
     }
-    if "pool_cpu_us" in s:  # the same game with blocking = True: every step in the worker pool
-        series["server CPU per step in the worker pool, mcpgym / floor"] = [
-            m / f for m, f in zip(s["pool_cpu_us"], s["pool_floor_cpu_us"], strict=True)
-        ]
     names = {
-        "ws1_steps_per_s": "WS steps/s, 1 session",
-        "ws100_steps_per_s": "WS steps/s, 100 sessions",
-        "http_step_per_s": "HTTP /step req/s",
-        "mcp1_calls_per_s": "/mcp calls/s, 1 client",
-        "mcp50_calls_per_s": "/mcp calls/s, 50 clients",
+        "ws1": "WS steps/s, 1 session",
+        "ws100": "WS steps/s, 100 sessions",
+        "http": "HTTP /step req/s",
+        "mcp1": "/mcp calls/s, 1 client",
+        "mcp50": "/mcp calls/s, 50 clients",
     }
     return {
         "sessions.svg": bar_chart(
             ks,
             series,
-            title="WebSocket sessions: mcpgym against the floor",
+            title="WebSocket sessions: mcpgym against the floor of the same run",
             max_value=max(2.0, *(v for values in series.values() for v in values)),
             fmt="{:.2f}x",
         ),
         "throughput.svg": bar_chart(
             list(names.values()),
-            {"mcpgym / floor": [q[k][0] / q[k][1] for k in names]},
-            title="Throughput against the floor (quiet machine)",
+            {"mcpgym / floor": ratios(list(names))},
+            title="Throughput against the floor of the same run",
             fmt="{:.2f}x",
         ),
     }

@@ -15,39 +15,39 @@ Example:
     ['greet']
 """
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
-from mcpgym.checker import check_env
-from mcpgym.content import Audio, EmbeddedResource, Image, Resource, Text
-from mcpgym.context import ToolContext
-from mcpgym.env import Environment, EnvironmentMetadata
-from mcpgym.errors import (
-    ClientError,
-    MCPGymError,
-    RemoteError,
-    RequestTimeout,
-    ServerGone,
-    ToolError,
-)
-from mcpgym.mcp_env import MCPEnvironment
-from mcpgym.tools import Mode, ToolSpec, tool
-from mcpgym.types import (
-    Action,
-    CallToolAction,
-    CallToolObservation,
-    ListToolsAction,
-    ListToolsObservation,
-    Observation,
-    State,
-    StepResult,
-    ToolErrorInfo,
-    ToolInfo,
-)
-
 if TYPE_CHECKING:
+    from mcpgym.checker import check_env
     from mcpgym.client import EnvClient, GenericEnvClient, SyncEnvClient, SyncGenericEnvClient
+    from mcpgym.content import Audio, EmbeddedResource, Image, Resource, Text
+    from mcpgym.context import ToolContext
     from mcpgym.discovery import from_env
+    from mcpgym.env import Environment, EnvironmentMetadata
+    from mcpgym.errors import (
+        ClientError,
+        MCPGymError,
+        RemoteError,
+        RequestTimeout,
+        ServerGone,
+        ToolError,
+    )
     from mcpgym.mcp_client import MCPToolClient, SyncMCPToolClient
+    from mcpgym.mcp_env import MCPEnvironment
+    from mcpgym.tools import Mode, ToolSpec, tool
+    from mcpgym.types import (
+        Action,
+        CallToolAction,
+        CallToolObservation,
+        ListToolsAction,
+        ListToolsObservation,
+        Observation,
+        State,
+        StepResult,
+        ToolErrorInfo,
+        ToolInfo,
+    )
 
 __version__ = "0.1.0"
 
@@ -92,22 +92,56 @@ __all__ = [
 ]
 
 
-_CLIENTS = frozenset({"EnvClient", "GenericEnvClient", "SyncEnvClient", "SyncGenericEnvClient"})
+# Every name is imported when first asked for: `import mcpgym` (and so every `mcpgym` command,
+# `mcpgym --help` included) costs no pydantic, websockets or mcp until something needs them.
+_WHERE = {
+    "check_env": "checker",
+    "Audio": "content",
+    "EmbeddedResource": "content",
+    "Image": "content",
+    "Resource": "content",
+    "Text": "content",
+    "ToolContext": "context",
+    "Environment": "env",
+    "EnvironmentMetadata": "env",
+    "ClientError": "errors",
+    "MCPGymError": "errors",
+    "RemoteError": "errors",
+    "RequestTimeout": "errors",
+    "ServerGone": "errors",
+    "ToolError": "errors",
+    "MCPEnvironment": "mcp_env",
+    "Mode": "tools",
+    "ToolSpec": "tools",
+    "tool": "tools",
+    "Action": "types",
+    "CallToolAction": "types",
+    "CallToolObservation": "types",
+    "ListToolsAction": "types",
+    "ListToolsObservation": "types",
+    "Observation": "types",
+    "State": "types",
+    "StepResult": "types",
+    "ToolErrorInfo": "types",
+    "ToolInfo": "types",
+    "MCPToolClient": "mcp_client",
+    "SyncMCPToolClient": "mcp_client",
+    "from_env": "discovery",
+    "EnvClient": "client",
+    "GenericEnvClient": "client",
+    "SyncEnvClient": "client",
+    "SyncGenericEnvClient": "client",
+}
 
 
 def __getattr__(name: str) -> Any:
-    # The MCP tool client imports the `mcp` package (over a second), the WS client `websockets`'
-    # client side: servers need neither, so they are imported when first asked for.
-    if name in ("MCPToolClient", "SyncMCPToolClient"):
-        from mcpgym import mcp_client
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mcpgym' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"mcpgym.{module}"), name)
+    globals()[name] = value  # the next lookup is a plain attribute
+    return value
 
-        return getattr(mcp_client, name)
-    if name == "from_env":  # starts servers: loads the client and the validator's launcher
-        from mcpgym.discovery import from_env
 
-        return from_env
-    if name in _CLIENTS:
-        from mcpgym import client
-
-        return getattr(client, name)
-    raise AttributeError(f"module 'mcpgym' has no attribute {name!r}")
+def __dir__() -> list[str]:
+    return sorted(__all__)

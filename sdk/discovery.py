@@ -21,14 +21,21 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import warnings
+import weakref
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from importlib.metadata import entry_points
 from typing import Any
 
 from mcpgym.client import EnvClient, SyncEnvClient
 from mcpgym.env import Environment
-from mcpgym.manifest import Manifest, ManifestError, find_manifest, load_manifest
+from mcpgym.registry import (
+    EnvironmentInfo,
+    environment_entry,
+    import_target,
+    list_environments,
+    resolve_target,
+)
+from mcpgym.validate.serve import LocalServer
 
 __all__ = [
     "EnvironmentInfo",
@@ -40,82 +47,19 @@ __all__ = [
     "list_environments",
 ]
 
-GROUP = "mcpgym.environments"
-
-
-@dataclass(frozen=True)
-class EnvironmentInfo:
-    """One installed environment: its name, entry point and manifest (if it has a valid one)."""
-
-    name: str
-    entry_point: str
-    manifest: Manifest | None = None
-    manifest_problem: str | None = None
-
-    @property
-    def version(self) -> str:
-        return self.manifest.version if self.manifest else "?"
-
-    @property
-    def description(self) -> str:
-        return self.manifest.description if self.manifest else ""
-
-
-def environment_entry(name: str) -> str | None:
-    """`MODULE:ATTR` of the installed environment `name`, or `None`."""
-    for ep in entry_points(group=GROUP):
-        if ep.name == name:
-            return ep.value
-    return None
-
-
-def _manifest_of(target: str) -> tuple[Manifest | None, str | None]:
-    import importlib
-    from pathlib import Path
-
-    try:
-        module = importlib.import_module(target.partition(":")[0])
-    except Exception as exc:
-        return None, f"cannot import: {exc}"
-    here = Path(module.__file__ or ".").parent
-    own = here / f"{Path(module.__file__ or 'x').stem}.mcpgym.yaml"
-    path = own if own.is_file() else find_manifest(here)
-    if path is None:
-        return None, "no manifest"
-    try:
-        return load_manifest(path), None
-    except ManifestError as exc:
-        return None, str(exc)
-
-
-def list_environments() -> list[EnvironmentInfo]:
-    """Every environment installed packages register, by name."""
-    out = []
-    for ep in sorted(entry_points(group=GROUP), key=lambda e: e.name):
-        manifest, problem = _manifest_of(ep.value)
-        out.append(EnvironmentInfo(ep.name, ep.value, manifest, problem))
-    return out
-
-
-def _resolve(name: str) -> str:
-    if ":" in name:
-        return name
-    found = environment_entry(name)
-    if found is None:
-        known = ", ".join(e.name for e in entry_points(group=GROUP)) or "none"
-        raise ValueError(f"no installed environment {name!r} (installed: {known})")
-    return found
-
 
 class SyncServedEnvClient(SyncEnvClient[Any, Any, Any]):
     """A `SyncEnvClient` that owns the server it connects to: `close()` stops it too."""
 
     _stopper: Any = None
+    _finalizer: Any = None
 
     def close(self) -> None:
         try:
             super().close()
         finally:
+            if self._finalizer is not None:
+                self._finalizer.detach()
             if self._stopper is not None:
                 self._stopper()
                 self._stopper = None
@@ -136,8 +80,6 @@ class ServedEnvClient(EnvClient[Any, Any, Any]):
 
 
 def _start_local(target: str, mode: str, startup_s: float) -> tuple[str, Any]:
-    from mcpgym.validate.serve import LocalServer
-
     srv = LocalServer(target, mode=mode, startup_s=startup_s).start()
     return srv.url, srv.stop
 
@@ -157,10 +99,8 @@ def from_env(
     connected to a fresh local server (or to one `provider.sync().start()` made) that stops the
     server when closed. Raises `ValueError` for an unknown name.
     """
-    target = _resolve(name)
+    target = resolve_target(name)
     if in_process:
-        from mcpgym.validate.context import import_target
-
         obj = import_target(target)
         env = obj()
         if not isinstance(env, Environment):
@@ -174,7 +114,19 @@ def from_env(
         url, stop = _start_local(target, mode, startup_s)
     client = SyncServedEnvClient(url, timeout=timeout)
     client._stopper = stop
+    client._finalizer = weakref.finalize(client, _unclosed, stop, f"from_env({name!r})")
     return client
+
+
+def _unclosed(stop: Callable[[], None], name: str) -> None:
+    """A `from_env` client was collected, or the interpreter is exiting, and nobody closed it:
+    say so (`ResourceWarning`) and stop its server anyway, so no process outlives the script."""
+    warnings.warn(
+        f"{name} was not closed: stopping the server it started (call close() or use `with`)",
+        ResourceWarning,
+        stacklevel=2,
+    )
+    stop()
 
 
 async def afrom_env(
@@ -186,7 +138,7 @@ async def afrom_env(
     timeout: float | None = 60.0,  # noqa: ASYNC109 - the client's reply timeout, not ours
 ) -> ServedEnvClient:
     """`from_env` for asyncio: an `EnvClient` connected to a fresh server it owns."""
-    target = _resolve(name)
+    target = resolve_target(name)
     if provider is not None:
         handle = await provider.start()
         client = ServedEnvClient(handle.base_url, timeout=timeout)

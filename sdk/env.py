@@ -38,7 +38,9 @@ from typing import Any, ClassVar, Generic, TypeVar, cast
 from pydantic import BaseModel, TypeAdapter
 from pydantic import ValidationError as PydanticValidationError
 
-from mcpgym._execution import (
+from mcpgym.errors import ExecutionError, InvalidRequest, MCPGymError, StepTimeout
+from mcpgym.runtime import crashes
+from mcpgym.runtime.execution import (
     awaitable,
     busy_error,
     call_inline,
@@ -50,7 +52,6 @@ from mcpgym._execution import (
     run_inline,
     timeout_note,
 )
-from mcpgym.errors import ExecutionError, InvalidRequest, MCPGymError, StepTimeout
 from mcpgym.tools import validation_errors
 from mcpgym.types import Action, Observation, State
 
@@ -201,10 +202,11 @@ class Environment(Generic[ActT, ObsT, StateT]):
         except MCPGymError:
             raise
         except Exception as exc:
+            call = f"{type(self).__name__}.{getattr(method, '__name__', 'call')}"
             raise ExecutionError(
-                f"{type(self).__name__}.{getattr(method, '__name__', 'call')} raised "
-                f"{type(exc).__name__}: {exc}",
+                f"{call} raised {type(exc).__name__}: {exc}",
                 exception=type(exc).__name__,
+                **crashes.record(self, call, exc),
             ) from exc
 
     def _call_lock(self) -> asyncio.Lock:
@@ -231,7 +233,7 @@ class Environment(Generic[ActT, ObsT, StateT]):
     ) -> Any:
         """Run one method of this instance, never overlapping another call of the same instance.
 
-        See `mcpgym._execution` for where each kind of method runs and how timeouts are kept.
+        See `mcpgym.runtime.execution` for where each kind of method runs and how timeouts are kept.
         Raises `TimeoutError` on timeout, `InstanceBusy` while a timed-out call still runs
         (unless `wait_if_busy`: `close` waits for it), and whatever the method raised otherwise.
         """

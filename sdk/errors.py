@@ -11,16 +11,18 @@ JSON-RPC code used on MCP transports, so transports translate errors without a t
     │   └── FrameTooLarge        VALIDATION_ERROR   413  -32600
     ├── SessionError             SESSION_ERROR      409  -32000  (e.g. step before reset)
     │   ├── CapacityReached      CAPACITY_REACHED   503  -32000
+    │   │   └── QuotaReached     QUOTA_REACHED      429  -32000  (the caller's own share is used)
     │   └── InstanceBusy         SESSION_ERROR      409  -32000  (a timed-out call still runs)
     ├── ExecutionError           EXECUTION_ERROR    500  -32603  (the environment raised)
     │   ├── StepTimeout          EXECUTION_ERROR    504  -32603
     │   └── RubricError          a rubric failed (mcpgym.rubrics)
-    │       └── JudgeError       an LLMJudge got no usable score (mcpgym.judge)
+    │       └── JudgeError       an LLMJudge got no usable score (mcpgym.rubrics.judge)
     ├── AuthError                UNAUTHORIZED       401  -32001
     ├── ToolError                tool failures are *data* for the agent, never a protocol error
     │   ├── ToolNotFound         tool_not_found
     │   ├── InvalidToolArguments invalid_args
     │   ├── ToolExecutionError   execution_error
+    │   │   └── ResultTooLarge   execution_error, reason RESULT_TOO_LARGE (the result was dropped)
     │   └── ToolTimeout          timeout
     ├── EnvironmentDefinitionError   an environment class is malformed (raised at class creation)
     └── ClientError              raised by clients
@@ -50,8 +52,10 @@ __all__ = [
     "InvalidToolArguments",
     "MCPGymError",
     "ProtocolError",
+    "QuotaReached",
     "RemoteError",
     "RequestTimeout",
+    "ResultTooLarge",
     "ServerGone",
     "SessionError",
     "StepTimeout",
@@ -127,6 +131,13 @@ class CapacityReached(SessionError):
     http_status = 503
 
 
+class QuotaReached(CapacityReached):
+    """The caller holds as many sessions (or queued calls) as one caller may; retry later."""
+
+    code = "QUOTA_REACHED"
+    http_status = 429
+
+
 class InstanceBusy(SessionError):
     """The instance is still running a sync call that timed out; a thread cannot be stopped, so
     the instance refuses calls until that one returns (`call`, `overdue_s` say which and since
@@ -174,6 +185,24 @@ class InvalidToolArguments(ToolError):
 
 class ToolExecutionError(ToolError):
     error_type = "execution_error"
+
+
+class ResultTooLarge(ToolExecutionError):
+    """A tool's result is larger than the server sends: the call ran, its result was dropped.
+
+    The agent reads `reason`, `limit_bytes` and `size_at_least`, and asks for less.
+    """
+
+    def __init__(self, tool: str, limit: int, size: int) -> None:
+        super().__init__(
+            f"the result of tool {tool!r} is larger than this server sends ({limit} bytes of "
+            f"JSON; it had at least {size}): the call ran, but its result was dropped. Ask for "
+            "less: a narrower query, a smaller page or range, fewer fields",
+            tool=tool,
+            reason="RESULT_TOO_LARGE",
+            limit_bytes=limit,
+            size_at_least=size,
+        )
 
 
 class ToolTimeout(ToolError):

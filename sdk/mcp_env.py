@@ -29,7 +29,9 @@ from typing import Any, ClassVar
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
-from mcpgym._execution import timeout_note
+from mcpgym._hints import exception_text
+from mcpgym._results import dump_result as _dump
+from mcpgym._results import dumping as _dumping
 from mcpgym.context import ToolContext, has_context, use_context
 from mcpgym.env import Environment, EnvironmentMetadata
 from mcpgym.errors import (
@@ -40,10 +42,11 @@ from mcpgym.errors import (
     ToolError,
     ToolExecutionError,
     ToolNotFound,
-    ToolTimeout,
 )
-from mcpgym.rubric_trace import RubricTrace
 from mcpgym.rubrics import Rubric
+from mcpgym.rubrics.trace import RubricTrace
+from mcpgym.runtime import crashes
+from mcpgym.runtime.execution import require_no_running_loop, tool_timeout
 from mcpgym.tools import Mode, ToolSpec, collect_tools, validation_errors
 from mcpgym.types import (
     Action,
@@ -71,6 +74,9 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
     Instance attributes:
         serving_mode: `"simulation"` (default) or `"production"`; set by the server. Tools tagged
             for the other mode do not exist for this instance.
+        max_result_bytes: the largest result (its JSON) a sync tool of a `blocking` class may
+            return, checked in the worker thread that ran it (`ResultTooLarge` beyond); set by
+            the server from `--max-result-bytes`. `None` (in-process use): no check here.
 
     Override `reset` (call `super().reset(...)` first) to build the episode's world, and
     `reward(action, observation)` to score each step.
@@ -80,11 +86,13 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
     action_type = ListToolsAction  # informational; parsing uses the discriminated union
     observation_type = Observation
     serving_mode: Mode = "simulation"
+    max_result_bytes: int | None = None
     rubric: Rubric | None = None
 
     _state: State
     _rubric_trace: RubricTrace | None = None
     _done: bool = False
+    _ended: bool = False  # a step has already reported `done` (later ones earn nothing)
     _started: bool = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -98,7 +106,7 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
     ) -> Observation:
         """Start an episode: fresh `State`, step count 0. Subclasses call this first."""
         self._state = self.state_type(episode_id=episode_id or uuid.uuid4().hex[:12], step_count=0)
-        self._done = False
+        self._done = self._ended = False
         self._started = True
         self._rubric_trace = RubricTrace()
         return Observation()
@@ -179,21 +187,23 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
         if spec is None or (spec.mode is not None and spec.mode != self.serving_mode):
             spec = self.get_tool(name)  # not visible: raises, with near names
         kwargs = spec.validate(arguments)
+        method = getattr(self, spec.method)
+        dumped = self.blocking and not spec.is_async
+        if dumped:  # converted (and measured) in the worker thread, not on the event loop
+            method = _dumping(spec, method, self.max_result_bytes)
         try:
-            value = await self._exclusive(getattr(self, spec.method), (), kwargs, timeout_s)
+            value = await self._exclusive(method, (), kwargs, timeout_s)
         except TimeoutError as exc:
-            detail = dict(exc.args[0]) if exc.args and isinstance(exc.args[0], dict) else {}
-            raise ToolTimeout(
-                f"Tool {name!r} did not finish within {timeout_s} s{timeout_note(detail)}",
-                tool=name,
-                timeout_s=timeout_s,
-                **detail,
-            ) from None
+            raise tool_timeout(name, timeout_s, exc) from None
         except (ToolError, InstanceBusy):
             raise
         except Exception as exc:
-            raise ToolExecutionError(f"{type(exc).__name__}: {exc}", tool=name) from exc
-        return _dump(spec, value)
+            raise ToolExecutionError(
+                exception_text(exc),
+                tool=name,
+                **crashes.record(self, f"{type(self).__name__}.{name} (tool)", exc, **crashes.TOOL),
+            ) from exc
+        return value if dumped else _dump(spec, value)
 
     def invoke_tool(
         self, name: str, arguments: dict[str, Any] | None, timeout_s: float | None = None
@@ -203,7 +213,7 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
         A class that overrides both `call_tool` and `call_tool_sync` (to run tools its own way,
         as Calendar Gym does for speed) still gets them: its `call_tool_sync` runs inline when
         `blocking = False` (timed, moved to the pool if it holds the loop), else in the pool,
-        and `timeout_s` is kept either way (mcpgym._execution). Not itself a coroutine: it
+        and `timeout_s` is kept either way (mcpgym.runtime.execution). Not itself a coroutine: it
         hands over `call_tool`'s, one frame fewer on every call.
         """
         cls = type(self)
@@ -225,13 +235,7 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
         try:
             return await self._exclusive(run, (), {}, timeout_s)
         except TimeoutError as exc:
-            detail = dict(exc.args[0]) if exc.args and isinstance(exc.args[0], dict) else {}
-            raise ToolTimeout(
-                f"Tool {name!r} did not finish within {timeout_s} s{timeout_note(detail)}",
-                tool=name,
-                timeout_s=timeout_s,
-                **detail,
-            ) from None
+            raise tool_timeout(name, timeout_s, exc) from None
 
     def call_tool_sync(self, name: str, arguments: dict[str, Any] | None) -> Any:
         """`call_tool` for in-process, synchronous use (async tools run in a fresh event loop)."""
@@ -239,7 +243,7 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
         kwargs = spec.validate(arguments)
         method = getattr(self, spec.method)
         if spec.is_async:
-            _require_no_running_loop()
+            require_no_running_loop()
         try:
             value = method(**kwargs)
             if inspect.isawaitable(value):
@@ -247,7 +251,11 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
         except ToolError:
             raise
         except Exception as exc:
-            raise ToolExecutionError(f"{type(exc).__name__}: {exc}", tool=name) from exc
+            raise ToolExecutionError(
+                exception_text(exc),
+                tool=name,
+                **crashes.record(self, f"{type(self).__name__}.{name} (tool)", exc, **crashes.TOOL),
+            ) from exc
         return _dump(spec, value)
 
     def step(
@@ -313,11 +321,11 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
             raise SessionError("No episode: call reset() before step().")
 
     def finish_step(self, action: Action, obs: Observation) -> Observation:
-        """Count a step, set `done`, then score it (so the reward sees the final `done`).
+        """Count a step, set `done`, then score it (so the reward sees the final `done`); a step
+        after the one that reported `done` scores 0, so summed rewards count the end once.
 
-        `step` calls it after every action. A transport that runs a tool by another path (a
-        harness calling tools over MCP) calls it, or `afinish_step`, to make that call a scored
-        step as well.
+        `step` calls it after every action; a transport that runs a tool by another path calls
+        it, or `afinish_step`, to make that call a scored step as well.
         """
         self._state.step_count += 1
         # mcpgym's own observation (no assignment validation, no custom `__setattr__`): the
@@ -328,27 +336,34 @@ class MCPEnvironment(Environment[ListToolsAction | CallToolAction, Observation, 
             obs.__pydantic_fields_set__.add("done")
         else:
             obs.done = self._done
-        if self.rubric is not None:
+        if self._ended:
+            reward = 0.0
+        elif self.rubric is not None:
             reward = self._trace().score(self.rubric, self, action, obs)
         else:
             try:
                 reward = self.reward(action, obs)
             except Exception as exc:
-                raise ExecutionError(f"reward() raised {type(exc).__name__}: {exc}") from exc
+                raise ExecutionError(
+                    f"reward() raised {type(exc).__name__}: {exc}",
+                    **crashes.record(self, f"{type(self).__name__}.reward", exc),
+                ) from exc
         if plain:
             vars(obs)["reward"] = reward
             obs.__pydantic_fields_set__.add("reward")
         else:
             obs.reward = reward
+        self._ended = self._done
         return obs
 
     async def afinish_step(self, action: Action, obs: Observation) -> Observation:
         """`finish_step` for async callers: an async rubric (an `LLMJudge`) is awaited."""
-        if self.rubric is None:
+        if self.rubric is None or self._ended:
             return self.finish_step(action, obs)
         self._state.step_count += 1
         obs.done = self._done
         obs.reward = await self._trace().ascore(self.rubric, self, action, obs)
+        self._ended = self._done
         return obs
 
     def _trace(self) -> RubricTrace:
@@ -371,27 +386,6 @@ _PLAIN_ASSIGNMENT = (
     not CallToolObservation.model_config.get("validate_assignment")
     and CallToolObservation.__setattr__ is BaseModel.__setattr__
 )
-
-
-def _dump(spec: ToolSpec, value: Any) -> Any:
-    """The result as JSON data, or a tool error (the same on every transport) when it is not."""
-    try:
-        return spec.dump_result(value)
-    except Exception as exc:
-        raise ToolExecutionError(
-            f"the tool returned a value that cannot be sent as JSON "
-            f"({type(value).__name__}): {type(exc).__name__}: {str(exc)[:200]}",
-            tool=spec.name,
-        ) from None
-
-
-def _require_no_running_loop() -> None:
-    """An async tool through sync `step()` needs its own event loop: refuse inside a running one."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return
-    raise RuntimeError("step() cannot run an async tool inside a running event loop; use astep().")
 
 
 def _with_events(obs: CallToolObservation, ctx: ToolContext | None) -> CallToolObservation:

@@ -25,16 +25,19 @@ import re
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal, TypeVar, overload
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
+from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
-from pydantic.fields import FieldInfo
 
 from mcpgym._hints import (
+    MAX_ECHO_CHARS,
+    WRAP_KEY,
+    args_model,
+    clip,
     context_param,
-    has_description,
-    is_object_schema,
+    output_adapter,
     parse_docstring,
     strict_jsonable,
     validation_errors,
@@ -56,7 +59,6 @@ __all__ = [
 
 Mode = Literal["simulation", "production"]
 RESERVED_NAMES = frozenset({"reset", "step", "state", "close"})
-WRAP_KEY = "x-mcpgym-wrap-result"
 """Marks an output schema whose structured result is `{"result": value}` around a non-object."""
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -132,6 +134,8 @@ class ToolSpec:
         context_param: the parameter that receives the `ToolContext`, if the tool declares one
             (it is not in the input schema; `validate` injects the current context).
         returns_content: the return annotation names content values (`mcpgym.content`).
+        untyped_args: arguments without a type hint (the agent is told any JSON will do).
+        where: `file.py:LINE (Class.method)` of the definition, for one-line messages.
     """
 
     __slots__ = (
@@ -152,6 +156,8 @@ class ToolSpec:
         "name",
         "output_schema",
         "returns_content",
+        "untyped_args",
+        "where",
     )
 
     def __init__(self, owner: type, attr: str, fn: Callable[..., Any], meta: ToolMeta) -> None:
@@ -161,7 +167,8 @@ class ToolSpec:
         if self.name in RESERVED_NAMES or attr in RESERVED_NAMES:
             raise EnvironmentDefinitionError(
                 f"{where}: {self.name!r} is reserved for the episode contract "
-                f"({', '.join(sorted(RESERVED_NAMES))}); rename the tool or pass @tool(name=...)."
+                f"({', '.join(sorted(RESERVED_NAMES))}); fix: rename the method, or pass "
+                "@tool(name=...)"
             )
         if not _NAME_RE.match(self.name):
             raise EnvironmentDefinitionError(
@@ -182,9 +189,11 @@ class ToolSpec:
                 f"{where}: a tool that takes a ToolContext must be `async def` "
                 "(logging, progress, sampling and elicitation are I/O)."
             )
-        self._args_model, self._param_names = self._build_args_model(
+        self._args_model, self._param_names = args_model(
             where, fn, hints, param_docs, skip=self.context_param
         )
+        self.untyped_args = tuple(p for p in self._param_names if p not in hints)
+        self.where = _source_line(fn, where)
         try:
             self.input_schema = self._args_model.model_json_schema()
         except Exception as exc:
@@ -200,7 +209,7 @@ class ToolSpec:
         returns = hints.get("return", inspect.Signature.empty)
         self.returns_content = is_content_annotation(returns)
         self._return_adapter, self.output_schema, self._wrap_output = (
-            (None, None, False) if self.returns_content else self._build_output(where, returns)
+            (None, None, False) if self.returns_content else output_adapter(where, returns)
         )
         # How a return value is dumped, decided once: a typed (non-content) return goes straight
         # to its adapter's serializer (what `TypeAdapter.dump_python` calls); without one the
@@ -216,76 +225,6 @@ class ToolSpec:
             annotations=self.annotations,
         )
 
-    @staticmethod
-    def _build_args_model(
-        where: str,
-        fn: Callable[..., Any],
-        hints: dict[str, Any],
-        param_docs: dict[str, str],
-        skip: str | None = None,
-    ) -> tuple[type[BaseModel], tuple[str, ...]]:
-        sig = inspect.signature(fn)
-        fields: dict[str, Any] = {}
-        names: list[str] = []
-        for i, (pname, param) in enumerate(sig.parameters.items()):
-            if (i == 0 and pname in ("self", "cls")) or pname == skip:
-                continue
-            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-                raise EnvironmentDefinitionError(
-                    f"{where}: *args/**kwargs cannot be described to an agent; name each argument."
-                )
-            if param.kind is param.POSITIONAL_ONLY:
-                raise EnvironmentDefinitionError(f"{where}: positional-only argument {pname!r}")
-            annotation = hints.get(pname, Any)
-            default = ... if param.default is inspect.Parameter.empty else param.default
-            doc = param_docs.get(pname)
-            if isinstance(default, FieldInfo):
-                fields[pname] = (annotation, default)
-            elif doc is not None and not has_description(annotation):
-                fields[pname] = (annotation, Field(default, description=doc))
-            else:
-                fields[pname] = (annotation, default)
-            names.append(pname)
-        try:
-            model = create_model(  # type: ignore[call-overload]
-                f"{fn.__qualname__.replace('.', '_')}_Arguments",
-                __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=False),
-                **fields,
-            )
-        except Exception as exc:
-            raise EnvironmentDefinitionError(f"{where}: unsupported argument type: {exc}") from exc
-        return model, tuple(names)
-
-    @staticmethod
-    def _build_output(
-        where: str, annotation: Any
-    ) -> tuple[TypeAdapter[Any] | None, dict[str, Any] | None, bool]:
-        if annotation is inspect.Signature.empty or annotation is Any:
-            return None, None, False
-        if annotation is None or annotation is type(None):
-            return None, None, False
-        try:
-            adapter: TypeAdapter[Any] = TypeAdapter(annotation)
-            schema = adapter.json_schema(mode="serialization")
-        except Exception as exc:
-            raise EnvironmentDefinitionError(
-                f"{where}: no JSON Schema for its return type: {exc}"
-            ) from exc
-        if is_object_schema(schema):
-            schema.pop("title", None)
-            return adapter, schema, False
-        # MCP requires an object output schema: wrap other values as {"result": value}, and say
-        # so (WRAP_KEY) so that clients can unwrap them (as FastMCP's x-fastmcp-wrap-result).
-        wrapped = {
-            "type": "object",
-            "properties": {"result": schema},
-            "required": ["result"],
-            WRAP_KEY: True,
-        }
-        if "$defs" in schema:
-            wrapped["$defs"] = schema.pop("$defs")
-        return adapter, wrapped, True
-
     def visible_in(self, mode: Mode) -> bool:
         """Whether the tool exists in a server running in `mode`."""
         return self.mode is None or self.mode == mode
@@ -300,12 +239,14 @@ class ToolSpec:
             parsed = self._validate_args(arguments or {})
         except PydanticValidationError as exc:
             errors = validation_errors(exc)
-            fields = ", ".join(e["field"] for e in errors)
+            fields = clip(", ".join(e["field"] for e in errors), MAX_ECHO_CHARS)
+            more = exc.error_count() - len(errors)
             raise InvalidToolArguments(
                 f"Invalid arguments for tool {self.name!r} ({fields}): {errors[0]['message']}",
                 tool=self.name,
                 errors=errors,
                 input_schema=self.input_schema,
+                **({"more_errors": more} if more > 0 else {}),
             ) from None
         # The fields, in parameter order; `extra="forbid"` keeps anything else out. The dict is
         # the discarded model's own, so it is handed over without a copy.
@@ -344,6 +285,14 @@ def _dump_untyped(value: Any) -> Any:
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json")
     return strict_jsonable(value)  # raises for what JSON cannot carry (never a repr)
+
+
+def _source_line(fn: Callable[..., Any], where: str) -> str:
+    """`file.py:LINE (Class.method)` of a tool's definition, for one-line messages."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return where
+    return f"{Path(code.co_filename).name}:{code.co_firstlineno} ({where})"
 
 
 def collect_tools(cls: type) -> dict[str, ToolSpec]:

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 __all__ = [
     "Action",
+    "AnyObservation",
     "CallToolAction",
     "CallToolObservation",
     "ListToolsAction",
@@ -59,6 +60,19 @@ class Observation(BaseModel):
     done: bool = False
     reward: float | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class AnyObservation(Observation):
+    """An observation of any environment: every field the server sent is kept as an attribute.
+
+    What a client parses replies into when it is given no observation model of the
+    environment's own (an OpenEnv server's `echoed_message`, a bridged library's fields).
+
+        >>> AnyObservation.model_validate({"echoed_message": "hi"}).echoed_message
+        'hi'
+    """
+
+    model_config = ConfigDict(extra="allow")
 
 
 ObsT = TypeVar("ObsT")

@@ -1,3 +1,3 @@
-from mcpgym.servers.cli import main
+from mcpgym.servers.cli.main import main
 
 raise SystemExit(main())

@@ -15,19 +15,22 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 
-from mcpgym._workers import configure_shared_pool
 from mcpgym.env import Environment, EnvironmentMetadata
-from mcpgym.servers import log_redact, routes_http
+from mcpgym.runtime.workers import configure_shared_pool
+from mcpgym.servers.debug import ExposeTracebacks
 from mcpgym.servers.dispatch import Dispatcher
 from mcpgym.servers.factory import make_factory
-from mcpgym.servers.limits import HeaderCountGuard
-from mcpgym.servers.mcp_mount import McpMount
-from mcpgym.servers.mcp_openenv import attached_only
-from mcpgym.servers.principals import ProductionEnvs
-from mcpgym.servers.routes_ws import websocket_endpoint
-from mcpgym.servers.security import no_client_registration
+from mcpgym.servers.guards import log_redact
+from mcpgym.servers.guards.limits import HeaderCountGuard
+from mcpgym.servers.guards.memory_guard import MemoryGuard
+from mcpgym.servers.guards.principals import ProductionEnvs
+from mcpgym.servers.guards.security import BrowserGuard, no_client_registration
+from mcpgym.servers.mcp.mount import McpMount
+from mcpgym.servers.openenv.dialect import attached_only
 from mcpgym.servers.sessions import SessionManager
 from mcpgym.servers.settings import ServerSettings
+from mcpgym.servers.sim import http as routes_http
+from mcpgym.servers.sim.ws import websocket_endpoint
 from mcpgym.tools import Mode
 from mcpgym.types import Action, Observation, State
 
@@ -91,7 +94,7 @@ def create_app(
         ['/health', '/metadata', '/reset']
     """
     settings = replace(settings or ServerSettings(mode=mode), **({"mode": mode} | overrides))
-    factory, env_cls = make_factory(env, settings.mode)
+    factory, env_cls = make_factory(env, settings.mode, settings.max_result_bytes)
     if settings.worker_threads is not None:
         configure_shared_pool(settings.worker_threads)
     sessions = SessionManager(
@@ -104,6 +107,11 @@ def create_app(
     )
     production = (
         ProductionEnvs(factory, settings.principals) if settings.mode == "production" else None
+    )
+    guard = (
+        MemoryGuard(sessions, settings.session_memory_mb << 20)
+        if settings.session_memory_mb is not None
+        else None
     )
     env_info: dict[str, EnvInfo] = {}
 
@@ -123,6 +131,7 @@ def create_app(
         max_frame_bytes=settings.max_frame_bytes,
         default_timeout_s=settings.step_timeout_s,
         mcp_handler=mcp.ws_frame,
+        max_result_bytes=settings.max_result_bytes,
     )
 
     @contextlib.asynccontextmanager
@@ -130,12 +139,16 @@ def create_app(
         app.state.env_info = env_info["info"] = await _probe(factory, env_cls)
         log_redact.install()  # after the server configured logging: episode ids stay out of it
         sessions.start()
+        if guard is not None:
+            guard.start()
         try:
             if production is not None:
                 await production.for_token("")  # the live service is reset at start-up
                 await mcp.start()  # MCP is what a production server is for: no lazy start
             yield
         finally:
+            if guard is not None:
+                await guard.stop()
             await mcp.stop()
             await sessions.stop()
             if production is not None:
@@ -146,7 +159,7 @@ def create_app(
         Route("/metadata", routes_http.metadata, methods=["GET"]),
     ]
     if settings.mode == "simulation":  # the task routes are imported only where they are served
-        from mcpgym.servers.routes_tasks import TASK_ROUTES
+        from mcpgym.servers.sim.tasks import TASK_ROUTES
 
         routes += [
             Route("/reset", routes_http.reset, methods=["POST"]),
@@ -155,7 +168,7 @@ def create_app(
             Route("/schema", routes_http.schema, methods=["GET"]),
         ]
         routes += TASK_ROUTES
-        from mcpgym.servers.routes_mcp_episodes import EPISODE_ROUTES
+        from mcpgym.servers.mcp.episode_routes import EPISODE_ROUTES
 
         routes += EPISODE_ROUTES
     if settings.mode == "simulation" or settings.production_ws:
@@ -170,17 +183,21 @@ def create_app(
 
         routes += web_routes(settings)
     if settings.mode == "simulation" and settings.ors_wire:  # before OpenEnv's: it extends two
-        from mcpgym.servers.ors_wire import ORS_WIRE_ROUTES
+        from mcpgym.servers.ors.routes import ORS_WIRE_ROUTES
 
         routes += ORS_WIRE_ROUTES
     if settings.mode == "simulation":  # OpenEnv's task-API paths are patterns: they go last
-        from mcpgym.servers.routes_openenv_tasks import OPENENV_TASK_ROUTES
+        from mcpgym.servers.openenv.tasks import OPENENV_TASK_ROUTES
 
         routes += OPENENV_TASK_ROUTES
     app = Starlette(
         routes=routes,
         lifespan=lifespan,
-        middleware=[Middleware(HeaderCountGuard, max_headers=settings.max_headers)],
+        middleware=[
+            Middleware(HeaderCountGuard, max_headers=settings.max_headers),
+            Middleware(BrowserGuard, settings=settings),
+        ]
+        + ([Middleware(ExposeTracebacks, settings=settings)] if settings.debug else []),
         exception_handlers={HTTPException: _json_http_error},  # 404, 405: JSON like the rest
     )
     app.state.settings = settings

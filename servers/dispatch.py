@@ -12,28 +12,41 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from mcpgym._hints import exception_text
 from mcpgym.env import Environment
 from mcpgym.errors import (
     ExecutionError,
     FrameTooLarge,
     InvalidRequest,
     MCPGymError,
+    ResultTooLarge,
     SessionError,
     UnknownMessageType,
 )
 from mcpgym.mcp_env import MCPEnvironment
+from mcpgym.runtime import crashes
 from mcpgym.servers import wire_json
 from mcpgym.servers.sessions import Session
-from mcpgym.types import CallToolObservation, ListToolsAction, ListToolsObservation, Observation
+from mcpgym.servers.wire_json import DEFAULT_MAX_RESULT_BYTES, check_result
+from mcpgym.types import (
+    CallToolObservation,
+    ListToolsAction,
+    ListToolsObservation,
+    Observation,
+    ToolErrorInfo,
+)
 
-__all__ = ["Dispatcher", "McpFrameHandler", "error_frame", "observation_payload"]
+__all__ = ["Dispatcher", "McpFrameHandler", "capped", "error_frame", "observation_payload"]
 
 McpFrameHandler = Callable[[Session, dict[str, Any]], Awaitable[dict[str, Any] | None]]
 _RESET_KEYS = ("seed", "episode_id")
 
 
 def observation_payload(obs: Observation) -> dict[str, Any]:
-    """OpenEnv's envelope: the observation's own fields, with reward and done beside it."""
+    """OpenEnv's envelope: the observation's own fields, with reward and done beside it.
+
+    An observation that carries a `wire_envelope` (one another library's server serialised, see
+    `mcpgym.integrations.bridge.openenv_env`) is sent as that envelope, unchanged."""
     try:
         if type(obs) is CallToolObservation and not obs.metadata:
             # the hot path of every tool call: `result` is JSON already (ToolSpec.dump_result)
@@ -45,6 +58,9 @@ def observation_payload(obs: Observation) -> dict[str, Any]:
                 "error": None if error is None else error.model_dump(mode="json"),
             }
         else:
+            envelope = getattr(obs, "wire_envelope", None)
+            if envelope is not None:  # serialised already, by the library that made it
+                return envelope
             body = obs.model_dump(mode="json", exclude={"reward", "done"})
     except Exception as exc:
         raise ExecutionError(
@@ -78,10 +94,12 @@ class Dispatcher:
         max_frame_bytes: int,
         default_timeout_s: float | None = None,
         mcp_handler: McpFrameHandler | None = None,
+        max_result_bytes: int | None = DEFAULT_MAX_RESULT_BYTES,
     ) -> None:
         self.max_frame_bytes = max_frame_bytes
         self.default_timeout_s = default_timeout_s
         self.mcp_handler = mcp_handler
+        self.max_result_bytes = max_result_bytes
 
     # -- operations (shared by HTTP and WS) ------------------------------------------------------
 
@@ -117,9 +135,13 @@ class Dispatcher:
             raise SessionError("No episode: send reset before step.")
         timeout = self.default_timeout_s if timeout_s is None else _timeout(timeout_s)
         obs = await env.astep(action, timeout_s=timeout)
-        return observation_payload(
-            obs if type(obs) is CallToolObservation else _check_obs(env, obs)
-        )
+        if type(obs) is CallToolObservation:
+            obs, small = await measured(obs, self.max_result_bytes)
+            # A step reply's only unbounded parts are the result (measured just now), the
+            # metadata and the error: when all are small the transport skips its own size walk.
+            session.small_reply = small and not obs.metadata and obs.error is None
+            return observation_payload(obs)
+        return observation_payload(_check_obs(env, obs))
 
     def state(self, session: Session) -> dict[str, Any]:
         env = session.env
@@ -128,9 +150,11 @@ class Dispatcher:
         except MCPGymError:
             raise
         except Exception as exc:
+            call = f"{type(env).__name__}.state"
             raise ExecutionError(
-                f"{type(env).__name__}.state raised {type(exc).__name__}: {exc}",
+                f"{call} raised {type(exc).__name__}: {exc}",
                 exception=type(exc).__name__,
+                **crashes.record(env, call, exc),
             ) from exc
 
     # -- WebSocket frames ------------------------------------------------------------------------
@@ -140,6 +164,7 @@ class Dispatcher:
     ) -> tuple[dict[str, Any] | None, bool]:
         """Handle one WebSocket frame; returns (reply or None, close the connection after)."""
         request_id: Any = None
+        kind: Any = None
         try:
             size = len(text)
             if isinstance(text, str) and size * 4 > self.max_frame_bytes:
@@ -184,11 +209,38 @@ class Dispatcher:
         except MCPGymError as err:
             return error_frame(err, request_id), False
         except Exception as exc:  # a bug in the environment or its models: this session only
-            err = ExecutionError(f"{type(exc).__name__}: {exc}", exception=type(exc).__name__)
+            err = ExecutionError(
+                exception_text(exc),
+                exception=type(exc).__name__,
+                **crashes.record(session.env, f"{type(session.env).__name__} ({kind!s})", exc),
+            )
             return error_frame(err, request_id), False
         if request_id is not None:
             reply["id"] = request_id
         return reply, False
+
+
+async def measured(obs: CallToolObservation, limit: int | None) -> tuple[CallToolObservation, bool]:
+    """`capped(obs, limit)`, and whether its result is certainly small (`is_small`)."""
+    if obs.result is None:
+        return obs, True
+    try:
+        big = await check_result(obs.result, limit, obs.tool_name)
+    except ResultTooLarge as err:
+        too_large = CallToolObservation(
+            tool_name=obs.tool_name,
+            error=ToolErrorInfo(**err.to_info()),
+            reward=obs.reward,
+            done=obs.done,
+            metadata=obs.metadata,
+        )
+        return too_large, False
+    return obs, not big
+
+
+async def capped(obs: CallToolObservation, limit: int | None) -> CallToolObservation:
+    """`obs`, or (its result over `limit`) the same step answered with `RESULT_TOO_LARGE`."""
+    return (await measured(obs, limit))[0]
 
 
 def _timeout(value: Any) -> float:

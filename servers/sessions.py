@@ -11,13 +11,14 @@ import contextlib
 import itertools
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcpgym._workers import shared_pool
 from mcpgym.env import Environment
 from mcpgym.errors import CapacityReached, ExecutionError
+from mcpgym.runtime import crashes, heap
+from mcpgym.runtime.workers import shared_pool
 from mcpgym.servers.factory import EnvFactory
 
 __all__ = ["Session", "SessionManager"]
@@ -41,6 +42,9 @@ class Session:
     busy: int = 0
     closed: bool = False
     on_reap: Callable[[], Awaitable[None]] | None = None
+    end_reason: str | None = None  # why the server ended it (e.g. its memory budget)
+    small_reply: bool = False  # the reply being sent is certainly small (set by the dispatcher)
+    on_close: Callable[[], None] | None = None  # told once it is closed, however it ended
 
     def touch(self) -> None:
         self.last_active = time.monotonic()
@@ -71,9 +75,18 @@ class SessionManager:
         self._sessions: dict[str, Session] = {}
         self._reaper: asyncio.Task[None] | None = None
         self._closing: set[asyncio.Task[None]] = set()
+        self._closed_since_release = 0  # sessions closed since freed memory was last given back
 
     def __len__(self) -> int:
         return len(self._sessions)
+
+    def __iter__(self) -> Iterator[Session]:
+        return iter(list(self._sessions.values()))
+
+    async def end(self, session: Session, reason: str) -> None:
+        """End a session for `reason` (its client is told, as when it is reaped)."""
+        session.end_reason = reason
+        await self._reap_one(session)
 
     def get(self, session_id: str) -> Session | None:
         return self._sessions.get(session_id)
@@ -100,12 +113,13 @@ class SessionManager:
             self._counts[group] -= 1
             if not isinstance(exc, Exception):
                 raise
-            log.exception("environment factory failed")
             raise ExecutionError(
                 f"environment factory raised {type(exc).__name__}: {exc}",
                 exception=type(exc).__name__,
+                **crashes.record(None, f"the environment factory ({transport} session)", exc),
             ) from exc
         session = Session(id=f"s{next(_ids)}", env=env, transport=transport)
+        crashes.tag_session(env, f"{session.id} {transport}")
         self._sessions[session.id] = session
         return session
 
@@ -118,8 +132,15 @@ class SessionManager:
         if session.closed:
             return
         session.closed = True
+        self._closed_since_release += 1
         if self._sessions.pop(session.id, None) is not None:
             self._counts["mcp" if session.transport == "mcp" else "ws"] -= 1
+        if session.on_close is not None:
+            on_close, session.on_close = session.on_close, None
+            try:
+                on_close()
+            except Exception:
+                log.exception("a close hook failed for session %s", session.id)
         task = asyncio.create_task(self._close_env(session), name=f"mcpgym-close-{session.id}")
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
@@ -160,6 +181,20 @@ class SessionManager:
         while True:
             await asyncio.sleep(self.reap_interval_s)
             await self.reap_idle()
+            await self.release_memory()
+
+    async def release_memory(self) -> bool:
+        """Once sessions were closed and their environments finished closing: collect their
+        cycles and give the freed heap back to the OS (`runtime.heap`, in a worker thread).
+        Whether it ran."""
+        if self._closed_since_release == 0 or self._closing:
+            return False
+        self._closed_since_release = 0
+        try:
+            await shared_pool().run(heap.release, timeout_s=30.0)
+        except Exception:  # never the reaper's end
+            log.exception("giving freed memory back failed")
+        return True
 
     async def reap_idle(self) -> int:
         """Close sessions idle for longer than `idle_timeout_s`; returns how many."""

@@ -40,8 +40,21 @@ class ServerSettings:
         web: serve the browser UI at `/web` (servers/web; not imported when off).
         web_tasks: `MODULE:ATTR` naming episode specs (objects or dicts with `id`, `reset`,
             `prompt`, or a callable returning them) the web UI offers as tasks to play.
-        ors_wire: also speak the ORS wire protocol (`servers/ors_wire.py`: sessions keyed by
+        session_memory_mb: end a session whose environment holds more than this many MiB
+            (`servers/guards/memory_guard.py`: what is measured and what is not); `None`: no budget.
+        ors_wire: also speak the ORS wire protocol (`servers/ors/routes.py`: sessions keyed by
             `X-Session-ID`, tool calls over SSE); episode control, so simulation mode only.
+        debug: return the traceback of an environment's exception in its error (`traceback`)
+            to the operator's requests, never a principal's (servers/debug.py); every such
+            exception is logged with its traceback either way (mcpgym.runtime.crashes).
+        max_result_bytes: the largest tool result (its JSON) a call answers with; a larger one
+            is a `RESULT_TOO_LARGE` tool error (servers/wire_json.py). `None`: no cap.
+        head_timeout_s: a request head (and so a WebSocket handshake) must arrive within this,
+            and a request body must not stall longer than this between two reads.
+        max_pending_heads: connections still sending their head at once; one more closes the
+            one that has been at it longest (a reserve of descriptors for everyone else).
+        principal_sessions: MCP sessions and OpenEnv dialect sessions one principal token may
+            hold at once (`None`: an eighth of `max_sessions`, at least 1); 429 beyond.
     """
 
     mode: Mode = "simulation"
@@ -63,14 +76,33 @@ class ServerSettings:
     max_mcp_sessions: int | None = None
     worker_threads: int | None = None
     ors_wire: bool = False
+    debug: bool = False
+    session_memory_mb: int | None = None
+    max_result_bytes: int | None = 4 * 1024 * 1024
+    head_timeout_s: float = 10.0
+    max_pending_heads: int = 256
+    principal_sessions: int | None = None
 
     def __post_init__(self) -> None:
         if self.mode not in ("simulation", "production"):
             raise ValueError(f"mode must be 'simulation' or 'production', not {self.mode!r}")
         if self.max_sessions < 1:
             raise ValueError("max_sessions must be at least 1")
+        if self.session_memory_mb is not None and self.session_memory_mb < 1:
+            raise ValueError("session_memory_mb must be at least 1")
         if self.production_ws and not self.token:
             # principal tokens never open /ws: only the operator's token can
             raise ValueError("production_ws requires the operator token: /ws controls episodes")
+        if self.max_result_bytes is not None and self.max_result_bytes < 1:
+            raise ValueError("max_result_bytes must be at least 1 (or None for no cap)")
+        if self.head_timeout_s <= 0 or self.max_pending_heads < 1:
+            raise ValueError("head_timeout_s must be positive and max_pending_heads at least 1")
         if self.ors_wire and self.mode != "simulation":
             raise ValueError("ors_wire controls episodes: it is served in simulation mode only")
+
+    @property
+    def principal_quota(self) -> int:
+        """The sessions one principal may hold (`principal_sessions`, or its default)."""
+        if self.principal_sessions is not None:
+            return self.principal_sessions
+        return max(1, self.max_sessions // 8)

@@ -33,7 +33,7 @@ def test_import_names_the_extra() -> None:
     ],
 )
 def test_commands_print_one_line(argv: list[str]) -> None:
-    out = _run(f"from mcpgym.servers.cli import main; sys.exit(main({argv!r}))")
+    out = _run(f"from mcpgym.servers.cli.main import main; sys.exit(main({argv!r}))")
     assert out.returncode == 2, out.stderr
     assert "Traceback" not in out.stderr
     lines = out.stderr.strip().splitlines()

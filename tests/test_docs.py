@@ -35,9 +35,13 @@ def _blocks() -> list[tuple[str, str]]:
     for page in sorted(DOCS.glob("*.md")):
         text = page.read_text()
         for i, match in enumerate(
-            re.finditer(r"(?:<!-- fragment: (.+?) -->\n)?```python\n(.*?)```", text, re.S)
+            re.finditer(
+                r"(?:<!-- (?:fragment|(tutorial)): (.+?) -->\n)?```python\n(.*?)```", text, re.S
+            )
         ):
-            reason, block = match.group(1), match.group(2)
+            tutorial, reason, block = match.groups()
+            if tutorial:  # a step of docs/tutorial.md: played in order with the others
+                reason = f"tutorial step {reason}: run in order by tests/tutorial/"
             found.append((f"{page.name}[{i}]", f"#fragment: {reason}\n" if reason else block))
     return found
 

@@ -17,19 +17,20 @@ SOURCE_DIRS = {
     "servers": "mcpgym/servers",
     "harness": "mcpgym/harness",
     "calendar_gym": "calendar_gym",
+    "code_gym": "code_gym",
 }
 
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run(
+    built = subprocess.run(
         [
             sys.executable,
             "-m",
             "pip",
             "wheel",
-            "--quiet",
+            "--verbose",  # setuptools' own warnings are kept (BUILD_LOG)
             "--no-deps",
             "--disable-pip-version-check",
             "-w",
@@ -38,9 +39,23 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ],
         check=True,
         capture_output=True,
+        text=True,
     )
+    BUILD_LOG.append(built.stdout + built.stderr)
     (whl,) = out.glob("mcpgym-*.whl")
     return whl
+
+
+BUILD_LOG: list[str] = []
+
+
+def test_the_build_warns_about_no_package_and_ships_the_data(wheel: Path) -> None:
+    """`just setup` / `just docs` used to print ~170 lines of "Package 'mcpgym.templates.init'
+    is absent from the `packages` configuration": every data folder is a listed package now."""
+    assert "is absent from the `packages` configuration" not in BUILD_LOG[0]
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert "mcpgym/templates/init/package/env.py.tmpl" in names
+    assert "mcpgym/servers/web/static/app.js" in names
 
 
 def _modules(whl: Path) -> list[str]:

@@ -169,3 +169,13 @@ def test_readme_claude_lines(tmp_path: Path) -> None:
         [claude, "mcp", "list"], cwd=work, env=cenv, capture_output=True, text=True, timeout=120
     )
     assert "notes" in listed.stdout and "Connected" in listed.stdout, listed.stdout + listed.stderr
+
+
+def test_the_task_count_the_readme_names_is_the_default_suite_s() -> None:
+    """Issue 29: the README said 50 tasks where the default suite has 51."""
+    from calendar_gym.suite import specs
+
+    named = re.search(r"plus (\d+) graded tasks", (ROOT / "README.md").read_text())
+    assert named is not None
+    tasks = {spec.id.split("/")[0] for spec in specs()}  # task/phrasing/error-mode
+    assert int(named.group(1)) == len(tasks)

@@ -21,16 +21,22 @@ found by `mcpgym eval --agent oracle|naive|first-match|random|null...` through t
 
 from __future__ import annotations
 
+from calendar_gym.agents.crawler import CrawlerAgent
+from calendar_gym.agents.gamers import GAMERS, GamerAgent
 from calendar_gym.agents.naive import NaiveAgent
 from calendar_gym.agents.oracle import OracleAgent
 from calendar_gym.agents.reference import FirstMatchAgent, NullAgent, RandomAgent
 
 __all__ = [
+    "GAMERS",
+    "CrawlerAgent",
     "FirstMatchAgent",
+    "GamerAgent",
     "NaiveAgent",
     "NullAgent",
     "OracleAgent",
     "RandomAgent",
+    "crawler",
     "first_match",
     "naive",
     "null",
@@ -46,6 +52,12 @@ __all__ = [
 def oracle() -> OracleAgent:
     """The `oracle` agent factory (entry point `mcpgym.agents`)."""
     return OracleAgent()
+
+
+def crawler() -> CrawlerAgent:
+    """The `crawler` agent factory: the natural phrasing from look-ups alone (the solvability
+    proof; the gamers of `calendar_gym.agents.gamers` are `GamerAgent(name)`)."""
+    return CrawlerAgent()
 
 
 def naive() -> NaiveAgent:

@@ -16,6 +16,7 @@ from typing import Any
 
 from calendar_gym.tasks.loader import LATEST, load_suite
 from calendar_gym.tasks.model import Phrasing, Task
+from calendar_gym.tasks.reference import outcome
 from mcpgym.harness.episodes import AgentAction, EpisodeSpec
 from mcpgym.types import Observation, StepResult
 
@@ -28,16 +29,6 @@ Play = Generator[dict[str, Any], StepResult[Observation], None]
 def call(tool: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
     """A `call_tool` action (its wire form)."""
     return {"type": "call_tool", "tool_name": tool, "arguments": dict(arguments)}
-
-
-def outcome(result: StepResult[Observation]) -> tuple[Any, dict[str, Any] | None]:
-    """A call's result and its error (`{"error_type", "message", "error": {...}}`), one None."""
-    obs = result.observation
-    error = getattr(obs, "error", None)
-    if error is not None:
-        dump = getattr(error, "model_dump", None)
-        return None, dump(mode="json") if callable(dump) else dict(error)
-    return getattr(obs, "result", None), None
 
 
 def task_of(spec: EpisodeSpec) -> tuple[Task, Phrasing]:

@@ -38,7 +38,7 @@ from calendar_gym.agents.common import call, outcome
 from calendar_gym.agents.retry import fixed_arguments
 from calendar_gym.tasks.model import Entity, Phrasing, Task
 from calendar_gym.tasks.values import instant
-from calendar_gym.timeutil import format_utc_z
+from calendar_gym.world.timeutil import format_utc_z
 from mcpgym.types import Observation, StepResult
 
 __all__ = ["Lookup", "Unresolved", "free_slot"]

@@ -15,11 +15,11 @@ loses the tasks where the first name match is wrong or the error's example quote
 zone; plain errors lose every natural-phrasing task that needs a time (no example to retry with).
 
 Example:
-    >>> from mcpgym.harness.runner import run_evaluation
+    >>> from mcpgym.harness.eval.runner import run_evaluation
     >>> from calendar_gym import CalendarEnv
     >>> from calendar_gym.suite import specs
     >>> result = run_evaluation(CalendarEnv, NaiveAgent(),
-    ...     specs(tasks=["t1-create-haircut"], phrasings=["natural"]))
+    ...     specs("2", tasks=["t1-create-haircut"], phrasings=["natural"]))
     >>> [r.success for r in result.records]   # structured errors: fixed; plain: not
     [True, False]
 """
@@ -35,10 +35,10 @@ from calendar_gym.tasks.model import Phrasing, Task
 from mcpgym.harness.episodes import EpisodeSpec
 from mcpgym.types import Observation, StepResult, ToolInfo
 
-__all__ = ["NaiveAgent", "naive_play"]
+__all__ = ["NaiveAgent", "naive_play", "substitute"]
 
 
-def _substitute(value: Any, lookup: Lookup, results: dict[str, Any]) -> Any:
+def substitute(value: Any, lookup: Lookup, results: dict[str, Any]) -> Any:
     """Resolve `$e` (through `lookup`, which may call tools) and `$from` in `value`."""
     if isinstance(value, dict):
         if "$e" in value and len(value) == 1:
@@ -53,12 +53,12 @@ def _substitute(value: Any, lookup: Lookup, results: dict[str, Any]) -> Any:
             return found
         out = {}
         for k, v in value.items():
-            out[k] = yield from _substitute(v, lookup, results)
+            out[k] = yield from substitute(v, lookup, results)
         return out
     if isinstance(value, list):
         items = []
         for v in value:
-            items.append((yield from _substitute(v, lookup, results)))
+            items.append((yield from substitute(v, lookup, results)))
         return items
     return value
 
@@ -70,16 +70,17 @@ def naive_play(
     *,
     exact_times: bool = False,
     retry: bool = True,
+    lookup: Lookup | None = None,
 ) -> Play:
     """The naive baseline's episode of `task` (see the module docstring); `exact_times` and
     `retry=False` make it the `first-match` agent."""
     now = str(first.observation.metadata.get("now") or task.now)
-    lookup = Lookup(task, phrasing, now, exact_times=exact_times)
+    lookup = lookup or Lookup(task, phrasing, now, exact_times=exact_times)
     results: dict[str, Any] = {}
     status, summary = "done", "Done."
     for step in task.literal_request():
         try:
-            args = yield from _substitute(step.args, lookup, results)
+            args = yield from substitute(step.args, lookup, results)
         except Unresolved as why:
             status, summary = "cannot_complete", f"Could not find what to change: {why}."
             break

@@ -7,7 +7,7 @@ task in both phrasings; the tests check exactly that, which also proves each tas
 
 Example:
     >>> import asyncio
-    >>> from mcpgym.harness.runner import run_evaluation
+    >>> from mcpgym.harness.eval.runner import run_evaluation
     >>> from calendar_gym import CalendarEnv
     >>> from calendar_gym.suite import specs
     >>> result = run_evaluation(CalendarEnv, OracleAgent(), specs(tasks=["t1-create-haircut"]))
@@ -17,11 +17,9 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
-
-from calendar_gym.agents.common import Play, PlayEpisode, call, outcome, task_of
+from calendar_gym.agents.common import Play, PlayEpisode, task_of
 from calendar_gym.tasks.model import Task
-from calendar_gym.tasks.values import ANY, entity_value, resolve
+from calendar_gym.tasks.reference import plan_play
 from mcpgym.harness.episodes import EpisodeSpec
 from mcpgym.types import Observation, StepResult, ToolInfo
 
@@ -29,28 +27,8 @@ __all__ = ["OracleAgent", "oracle_play"]
 
 
 def oracle_play(task: Task) -> Play:
-    """The gold plan as a `Play` (stops early if the environment ends the episode)."""
-    results: dict[str, Any] = {}
-    for step in task.plan:
-        args = resolve(step.args, lambda ref: entity_value(task, ref), results)
-        if _has_any(args):
-            raise RuntimeError(f"{task.id}: step {step.id} refers to a result it does not have")
-        result = yield call(step.tool, args)
-        value, error = outcome(result)
-        if error is None:
-            results[step.id] = value
-        if result.done:
-            return
-
-
-def _has_any(value: Any) -> bool:
-    if value is ANY:
-        return True
-    if isinstance(value, dict):
-        return any(_has_any(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_has_any(v) for v in value)
-    return False
+    """The gold plan as a `Play` (`calendar_gym.tasks.reference.plan_play`)."""
+    return plan_play(task)
 
 
 class OracleAgent:

@@ -24,7 +24,7 @@ from typing import Any
 
 from calendar_gym.agents.common import Play, PlayEpisode, call, task_of
 from calendar_gym.agents.naive import naive_play
-from calendar_gym.seed_world import CALENDAR_IDS, EVENT_IDS, USERS
+from calendar_gym.world.seed import CALENDAR_IDS, EVENT_IDS, USERS
 from mcpgym.harness.episodes import EpisodeSpec
 from mcpgym.types import Observation, StepResult, ToolInfo
 

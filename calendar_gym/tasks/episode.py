@@ -7,7 +7,7 @@ is cheap: the snapshot after the latest write is kept, so a grade is a diff and 
 recomputed only when a call happened since the last one.
 
 Example:
-    >>> from calendar_gym.store import Store
+    >>> from calendar_gym.world.store import Store
     >>> from calendar_gym.tasks import load_suite
     >>> task = load_suite().get("t1-create-haircut")
     >>> ep = TaskEpisode(task, Store.create(now=task.now))
@@ -18,13 +18,14 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from calendar_gym.classify import Call, Failure, classify, counts
-from calendar_gym.grading import Grade, allowed, grade, held_on_seed
-from calendar_gym.store import Store
+from calendar_gym.tasks.classify import Call, Failure, classify, counts
+from calendar_gym.tasks.grading import Grade, allowed, grade, held_on_seed
 from calendar_gym.tasks.model import Task
 from calendar_gym.tasks.snapshot import ChangeLog, Snapshot, diff, snapshot
+from calendar_gym.world.store import Store
 
 __all__ = ["TaskEpisode"]
 
@@ -45,8 +46,11 @@ def _seed_state(task: Task, store: Store) -> tuple[Snapshot, list[bool]]:
 class TaskEpisode:
     """Call log, write attribution and grading for one episode of `task` on `store`."""
 
-    def __init__(self, task: Task, store: Store) -> None:
+    def __init__(
+        self, task: Task, store: Store, reference: Callable[[], Snapshot | None] | None = None
+    ) -> None:
         self.task = task
+        self._reference = reference
         self.store = store
         self.seed, self._before = _seed_state(task, store)
         self._log = ChangeLog(store)
@@ -82,6 +86,7 @@ class TaskEpisode:
                 finish_status=finish_status,
                 calls=self.calls,
                 before=self._before,
+                reference=self._reference() if self._reference is not None else None,
             )
             self._cache = (*key, g, classify(self.task, self.calls))
         return self._cache[2], self._cache[3]
@@ -95,9 +100,13 @@ class TaskEpisode:
         return self._graded(finish_status)[1]
 
     def metadata(self, finish_status: str | None) -> dict[str, Any]:
-        """What the final observation carries: `success`, `grade`, `failures`, `failure_counts`."""
+        """What the final observation carries: `task`, `tier`, `success`, `grade`, `failures`,
+        `failure_counts` (the task's id and tier only now: at reset they would tell a trap from
+        its twin)."""
         g, failures = self._graded(finish_status)
         return {
+            "task": self.task.id,
+            "tier": self.task.tier,
             "success": g.success,
             "grade": g.model_dump(mode="json"),
             "failures": [f.as_dict() for f in failures],

@@ -27,14 +27,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from calendar_gym.seed_world import CALENDAR_IDS, EVENT_IDS
+from calendar_gym.events.rules import LATEST
 from calendar_gym.tasks.model import Task
+from calendar_gym.world.seed import CALENDAR_IDS, EVENT_IDS
 
 __all__ = ["LATEST", "VERSIONS", "Suite", "SuiteError", "expand_ids", "get_task", "load_suite"]
 
-LATEST = "2"
-"""The newest suite version (the default everywhere)."""
-VERSIONS = ("1", "2")
+VERSIONS = ("1", "2", "3")
 """Every released suite version (each stays loadable and reproducible)."""
 
 _PLACEHOLDER = re.compile(r"\{(cal|event):([a-z0-9_]+)\}")

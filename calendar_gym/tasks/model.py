@@ -105,6 +105,11 @@ class Entity(_Model):
     minutes: int | None = None
     of: str | None = None
     edge: Literal["start", "end"] = "start"
+    clue: dict[str, Any] = Field(default_factory=dict)
+    """What the natural phrasing says that tells the right candidate apart, as matchers over a
+    look-up's record (suite v3; e.g. `{"title": {"$icontains": "finance"}}` for "Dana from
+    Finance", `{"day": "2026-03-05"}` for an event "tomorrow"). The crawling oracle resolves
+    entities from look-ups and these clues alone, never from `id`."""
 
     @model_validator(mode="after")
     def _fields_of_kind(self) -> Entity:
@@ -138,6 +143,9 @@ class Step(_Model):
     after: list[str] = Field(default_factory=list)
     match: list[str] | None = None
     expect_error: str | None = None
+    established_by: list[Evidence] = Field(default_factory=list)
+    """Reads that establish the fact `expect_error` reports (suite v3): the refused attempt is
+    one way to find out, never the only one (a careful agent looks first)."""
 
     @property
     def writes(self) -> bool:
@@ -158,11 +166,23 @@ class Evidence(_Model):
     """
 
     name: str = ""
-    tools: list[str]
+    tools: list[str] = Field(default_factory=list)
     args: dict[str, Any] = Field(default_factory=dict)
     error: str | None = None
     min_found: int = 0
     named: str | None = None
+    shows: dict[str, Any] | None = None
+    """A successful call whose result (or one of its `items`) matches this (suite v3): the read
+    that shows a fact, e.g. `{"id": ..., "accessRole": "reader"}` for a read-only calendar."""
+    any_of: list[Evidence] = Field(default_factory=list)
+    """Alternatives (suite v3): the rule holds when any of them does. A trap's refused attempt
+    and the read that establishes the same fact are alternatives, never both required."""
+
+    @model_validator(mode="after")
+    def _tools_or_alternatives(self) -> Evidence:
+        if not self.tools and not self.any_of:
+            raise ValueError("evidence needs tools or any_of alternatives")
+        return self
 
 
 class WritePattern(_Model):
@@ -256,7 +276,9 @@ class Task(_Model):
 
     def required_evidence(self) -> list[Evidence]:
         """The evidence a trap must show: `evidence` plus one per step expecting an error (its
-        tool, that error, its identifying arguments). Suite v1 asks for none (reproducible)."""
+        tool, that error, its identifying arguments). Suite v1 asks for none (reproducible);
+        from suite v3 each step's rule is any-of: the refused attempt *or* one of the reads in
+        its `established_by` (a careful agent that looks first is never marked down)."""
         if self.suite == "1" or not self.is_trap:
             return []
         out = list(self.evidence)
@@ -264,9 +286,14 @@ class Task(_Model):
             if s.expect_error is None:
                 continue
             keys = [k for k in ("calendarId", "eventId", "ruleId") if k in s.args]
-            out.append(Evidence(name=f"tried {s.tool} and got {s.expect_error}",
-                                tools=[s.tool], args={k: s.args[k] for k in keys},
-                                error=s.expect_error))  # fmt: skip
+            tried = Evidence(name=f"tried {s.tool} and got {s.expect_error}",
+                             tools=[s.tool], args={k: s.args[k] for k in keys},
+                             error=s.expect_error)  # fmt: skip
+            if self.suite == "2":
+                out.append(tried)
+            else:
+                name = f"tried {s.tool} or read the fact that refuses it"
+                out.append(Evidence(name=name, any_of=[tried, *s.established_by]))
         return out
 
     def step(self, step_id: str) -> Step:
@@ -301,3 +328,6 @@ class Task(_Model):
         if self.is_trap and self.allowed_writes:
             raise ValueError(f"{self.id}: a trap task allows no writes")
         return self
+
+
+Step.model_rebuild()  # `established_by` names Evidence, defined after Step

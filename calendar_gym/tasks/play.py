@@ -4,9 +4,9 @@ With the reset option `task`, the task fixes the acting user, scopes, frozen "no
 (`task_options`); every tool call is logged for grading (`record_call`); the episode ends at
 `finish` or at the task's step limit, whichever comes first — the environment enforces the limit
 itself, so an episode that runs out of steps is graded like one that finished. At the end the
-framework applies `calendar_gym.grading.TASK_RUBRIC` (the reward) and the final observation's
+framework applies `calendar_gym.tasks.grading.TASK_RUBRIC` (the reward) and the final observation's
 metadata carries `success`, `grade`, `failures` and `failure_counts`. At any time,
-`state.grade` (simulation's `GET /state`) and `task_grade()` give the grade so far.
+`task_grade()` gives the grade so far (operator-only: `state` never carries it).
 
 A mixin: it comes before `MCPEnvironment` in `CalendarEnv`'s bases, so its `step`/`astep`/`state`
 wrap the framework's.
@@ -26,11 +26,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from calendar_gym.grading import TASK_RUBRIC, Grade
-from calendar_gym.store import Store
 from calendar_gym.tasks.episode import TaskEpisode
+from calendar_gym.tasks.grading import TASK_RUBRIC, Grade
 from calendar_gym.tasks.loader import LATEST, VERSIONS, get_task
 from calendar_gym.tasks.model import Task
+from calendar_gym.tasks.reference import reference_state
+from calendar_gym.world.store import Store
 from mcpgym.errors import InvalidRequest
 from mcpgym.types import CallToolAction, ListToolsAction, Observation, State
 
@@ -53,6 +54,7 @@ class TaskPlay(_Base):
     _task: TaskEpisode | None = None
     _over_limit: bool = False
     suite_version: str = LATEST
+    order_salt: str = ""
 
     @staticmethod
     def task_options(task_id: str, options: dict[str, Any]) -> dict[str, Any]:
@@ -86,7 +88,12 @@ class TaskPlay(_Base):
             )
         self.suite_version = suite  # the rules of this suite version apply to every call
         task = get_task(str(task_id), suite) if task_id else None
-        self._task = TaskEpisode(task, store) if task is not None else None
+        seeded = task is not None and suite not in ("1", "2")
+        self.order_salt = f"{store.seed}/{task.id}" if seeded and task is not None else ""
+        self._task = None
+        if task is not None:
+            make = type(self)
+            self._task = TaskEpisode(task, store, lambda: reference_state(make, task))
         self._over_limit = False
         self.rubric = TASK_RUBRIC if task is not None else None
         return task
@@ -159,9 +166,7 @@ class TaskPlay(_Base):
 
     @property
     def state(self) -> State:
-        """The episode's bookkeeping; in a task episode `grade` is the grade so far."""
-        st = super().state
-        grade = self.task_grade() if self._started else None
-        if grade is not None and hasattr(st, "grade"):
-            st.grade = grade.model_dump(mode="json")  # type: ignore[attr-defined]
-        return st
+        """The episode's bookkeeping. It carries no grade: the grade holds the task's expected
+        values, and the state is what an agent, its harness and the web UI's player see (the
+        operator reads `task_grade()` in process, the final metadata, or `regrade`)."""
+        return super().state

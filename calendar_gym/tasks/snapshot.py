@@ -11,7 +11,7 @@ row a statement touches (rolled back with a failed call's transaction, invisible
 and `ChangeLog.refresh(snapshot)` re-reads only those rows.
 
 Example:
-    >>> from calendar_gym.store import Store
+    >>> from calendar_gym.world.store import Store
     >>> store = Store.create(now="2026-03-04T09:00:00-05:00")
     >>> before = snapshot(store)
     >>> _ = store.run("UPDATE calendars SET summary = 'Growth' WHERE summary = 'Marketing'")
@@ -25,7 +25,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from calendar_gym.store import Store
+from calendar_gym.world.store import Store
 
 __all__ = ["KEYS", "Change", "ChangeLog", "Row", "Snapshot", "diff", "snapshot"]
 

@@ -34,7 +34,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from calendar_gym.tasks.model import Task
-from calendar_gym.timeutil import TimeError, format_in_zone, parse_event_datetime, parse_rfc3339
+from calendar_gym.world.timeutil import (
+    TimeError,
+    format_in_zone,
+    parse_event_datetime,
+    parse_rfc3339,
+)
 
 __all__ = ["ANY", "entity_value", "instant", "is_ref", "matches", "resolve"]
 

@@ -40,8 +40,8 @@ from mcpgym.errors import ToolError
 from mcpgym.harness.adapters.base import HarnessError, McpServer
 from mcpgym.mcp_env import MCPEnvironment
 from mcpgym.servers.factory import load_target, make_factory
-from mcpgym.servers.mcp_server import build_mcp_server
-from mcpgym.servers.routes_mcp import McpEndpoint, build_session_manager
+from mcpgym.servers.mcp.routes import McpEndpoint, build_session_manager
+from mcpgym.servers.mcp.server import build_mcp_server
 from mcpgym.servers.settings import ServerSettings
 from mcpgym.tools import Mode
 from mcpgym.types import CallToolAction, CallToolObservation, Observation, ToolErrorInfo
@@ -136,7 +136,7 @@ class EpisodeToolServer:
         self._env = self._live = env
         try:
             observation = await env.areset(**reset_options)
-            # Record what every transport calls (`invoke_tool`, servers/mcp_server.py), not
+            # Record what every transport calls (`invoke_tool`, servers/mcp/server.py), not
             # `call_tool`: a class that runs tools its own way (Calendar Gym overrides both
             # `call_tool` and `call_tool_sync`) never goes through `call_tool` there.
             env.invoke_tool = self._recording(env, env.invoke_tool)  # type: ignore[method-assign]

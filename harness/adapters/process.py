@@ -36,6 +36,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from mcpgym.harness.adapters.base import HarnessCrashed, HarnessError
+from mcpgym.runtime import proctree
+from mcpgym.runtime.proctree import descendants
 
 __all__ = ["HarnessProcess", "descendants", "marked"]
 
@@ -48,47 +50,7 @@ _EXIT_GRACE_S = 0.2  # after the exit, how long a last line may take to arrive
 
 def marked(tag: str) -> list[int]:
     """Every live process whose environment carries this harness's marker."""
-    needle = f"{_MARKER}={tag}".encode()
-    found: list[int] = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if needle in (entry / "environ").read_bytes().split(b"\0"):
-                found.append(int(entry.name))
-        except OSError:  # gone, or not ours to read
-            continue
-    return found
-
-
-def _ppid_map() -> dict[int, int]:
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:  # the process exited while we looked
-            continue
-        # "pid (comm) state ppid ...": comm may contain spaces and parentheses
-        fields = stat.rsplit(")", 1)[-1].split()
-        if len(fields) > 1:
-            parents[int(entry.name)] = int(fields[1])
-    return parents
-
-
-def descendants(pid: int) -> list[int]:
-    """Every live descendant of `pid` (children, grandchildren, …), from `/proc`."""
-    children: dict[int, list[int]] = {}
-    for child, parent in _ppid_map().items():
-        children.setdefault(parent, []).append(child)
-    found: list[int] = []
-    stack = list(children.get(pid, []))
-    while stack:
-        p = stack.pop()
-        found.append(p)
-        stack.extend(children.get(p, []))
-    return found
+    return proctree.marked(_MARKER, tag)
 
 
 def _signal_pid(pid: int, sig: int) -> None:
@@ -267,7 +229,7 @@ class HarnessProcess:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._proc.wait(), grace_s)
             self._family += [p for p in self._find_family() if p not in self._family]
-            if any(_exists(p) for p in self._family) or _group_exists(self.pid):
+            if any(proctree.alive(p) for p in self._family) or _group_exists(self.pid):
                 self._signal(signal.SIGKILL)
             await self.wait()
         except BaseException:
@@ -304,14 +266,6 @@ class HarnessProcess:
         _signal_group(self.pid, sig)
         for pid in self._family:
             _signal_pid(pid, sig)
-
-
-def _exists(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
 
 
 def _group_exists(pgid: int) -> bool:

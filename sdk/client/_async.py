@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from types import TracebackType
 from typing import Any, Generic, Self, cast
 
+import httpx
 from typing_extensions import TypeVar
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
@@ -34,6 +35,7 @@ from mcpgym.client._core import (
 )
 from mcpgym.client._sync import SyncEnvClient
 from mcpgym.client._tasks import AsyncTasks
+from mcpgym.client._url import probe_path, told
 from mcpgym.env import Environment
 from mcpgym.providers.base import Provider
 from mcpgym.types import (
@@ -89,7 +91,9 @@ class AsyncTransport:
                 compression=None,  # local frames are small; deflate costs CPU on both ends
             )
         except InvalidStatus as exc:
-            raise core.handshake_rejected(exc.response.status_code, exc) from exc
+            status = exc.response.status_code
+            probe = await _probe(core.probe_urls, status)
+            raise core.handshake_rejected(status, exc, probe) from exc
         except TimeoutError:
             raise core.connect_timed_out() from None
         except (OSError, InvalidHandshake) as exc:
@@ -249,13 +253,6 @@ class EnvClient(AsyncTasks, Generic[ActT, ObsT, StateT]):
             lambda url: cls(url, **kwargs), provider, close_provider=True
         )
 
-    @staticmethod
-    async def from_env(name: str, **options: Any) -> EnvClient[Any, Any, Any]:
-        """Start the installed environment `name` locally and connect (`discovery.afrom_env`)."""
-        from mcpgym.discovery import afrom_env
-
-        return await afrom_env(name, **options)
-
     @property
     def url(self) -> str:
         """The WebSocket URL this client connects to."""
@@ -341,3 +338,26 @@ class EnvClient(AsyncTasks, Generic[ActT, ObsT, StateT]):
         tb: TracebackType | None,
     ) -> None:
         await self.close()
+
+
+async def _probe(urls: list[str], status: int) -> dict[str, Any]:
+    """After a refused upgrade, the JSON replies of the server's probe URLs by path, read until
+    one tells what the server is (`rejected_upgrade`)."""
+    found: dict[str, Any] = {}
+    if status not in (401, 403, 404):
+        return found
+    async with httpx.AsyncClient(timeout=5.0, trust_env=False) as http:
+        for url in urls:
+            try:
+                reply = await http.get(url)
+                found[probe_path(url)] = reply.json() if reply.is_success else None
+            except (httpx.HTTPError, ValueError):
+                found[probe_path(url)] = None
+            if told(found):
+                break
+    return found
+    try:
+        async with httpx.AsyncClient(timeout=5.0, trust_env=False) as http:
+            return (await http.get(url)).json()
+    except (httpx.HTTPError, ValueError):
+        return None

@@ -36,10 +36,11 @@ from pydantic import ValidationError as PydanticValidationError
 from typing_extensions import TypeVar
 
 from mcpgym.client._frames import EXTENSIONS, PlainFrames, Request, refuses_extensions, tool_value
-from mcpgym.client._url import normalize_url
+from mcpgym.client._url import normalize_url, probe_urls, rejected_upgrade
 from mcpgym.errors import ClientError, RemoteError, RequestTimeout, ServerGone
 from mcpgym.types import (
     Action,
+    AnyObservation,
     CallToolObservation,
     ListToolsObservation,
     Observation,
@@ -76,6 +77,9 @@ DEFAULT_MAX_SIZE = 16 * 2**20
 """Largest frame accepted from the server (16 MiB); observations can carry big tool results."""
 
 _Status = Literal["idle", "open", "lost", "closed"]
+
+
+_BASE_FIELDS = frozenset(Observation.model_fields)
 
 
 class ClientCore(Generic[ObsT, StateT]):
@@ -261,6 +265,11 @@ class ClientCore(Generic[ObsT, StateT]):
             elif "tool_name" in inner:
                 model = CallToolObservation
                 inner = self._tool_result(inner)
+            elif not inner.keys() <= _BASE_FIELDS:  # an environment's own fields (`echoed_message`)
+                model = AnyObservation
+        elif model.model_config.get("extra") == "forbid":
+            # a newer server may send fields the caller's model does not know: read the known
+            inner = {k: v for k, v in inner.items() if k in model.model_fields}
         obs: Any = self._validate(model, inner, reward, done)
         return StepResult(observation=obs, reward=reward, done=done)
 
@@ -369,9 +378,13 @@ class ClientCore(Generic[ObsT, StateT]):
             timeout=self.timeout,
         )
 
-    def handshake_rejected(self, status: int, exc: BaseException) -> RemoteError:
-        """The server refused the WebSocket upgrade with an HTTP error (auth, `/ws` disabled, …)."""
-        code = "UNAUTHORIZED" if status in (401, 403) else f"HTTP_{status}"
-        return RemoteError(
-            code, f"{self.url} rejected the WebSocket connection: {exc}", status=status
-        )
+    @property
+    def probe_urls(self) -> list[str]:
+        """What to read after a refused upgrade (`/health` names an mcpgym server's mode, ...)."""
+        return probe_urls(self.url)
+
+    def handshake_rejected(
+        self, status: int, exc: BaseException, probe: dict[str, Any] | None = None
+    ) -> RemoteError:
+        """The server refused the WebSocket upgrade with an HTTP error (`rejected_upgrade`)."""
+        return rejected_upgrade(self.url, status, exc, probe)

@@ -16,6 +16,7 @@ Example:
 
 from __future__ import annotations
 
+import warnings
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -40,6 +41,7 @@ class _Owned:
     handle: ServerHandle
     close_provider: bool
     sync: SyncProvider | None = None
+    finalizer: Any = None  # the safety net (`_unclosed`, `_unclosed_async`), detached by close
 
 
 _OWNED: weakref.WeakKeyDictionary[Any, _Owned] = weakref.WeakKeyDictionary()
@@ -65,8 +67,23 @@ async def async_client_from_provider(
         if close_provider:
             await provider.aclose()
         raise
-    _OWNED[client] = _Owned(provider, handle, close_provider)
+    owned = _OWNED[client] = _Owned(provider, handle, close_provider)
+    name = f"{type(client).__name__}({handle.base_url})"
+    owned.finalizer = weakref.finalize(client, _unclosed_async, name)
     return client
+
+
+def _unclosed_async(name: str) -> None:
+    """An async client that owned a server was collected, or the interpreter is exiting, and
+    nobody awaited its `close()`: no loop is left to stop the server on, so say so. The server
+    still goes when this process exits: a process provider's server watches its owner, a
+    container provider's reaper removes its container (`mcpgym.providers.reaper`)."""
+    warnings.warn(
+        f"{name} was not closed: await close() or use `async with` (nothing stops its server "
+        "before this process exits)",
+        ResourceWarning,
+        stacklevel=2,
+    )
 
 
 def sync_client_from_provider(
@@ -85,8 +102,22 @@ def sync_client_from_provider(
         if close_provider or owns_twin:
             sync.close()
         raise
-    _OWNED[client] = _Owned(sync.provider, handle, close_provider or owns_twin, sync)
+    owned = _OWNED[client] = _Owned(sync.provider, handle, close_provider or owns_twin, sync)
+    name = f"{type(client).__name__}({handle.base_url})"
+    owned.finalizer = weakref.finalize(client, _unclosed, owned, name)
     return client
+
+
+def _unclosed(owned: _Owned, name: str) -> None:
+    """A sync client that owned a server was collected, or the interpreter is exiting, and
+    nobody closed it: say so (`ResourceWarning`), then stop the server it started anyway, so
+    no container or process outlives the script."""
+    warnings.warn(
+        f"{name} was not closed: stopping the server it started (call close() or use `with`)",
+        ResourceWarning,
+        stacklevel=2,
+    )
+    _stop(owned)
 
 
 async def release(client: object) -> None:
@@ -94,6 +125,8 @@ async def release(client: object) -> None:
     owned = _OWNED.pop(client, None)
     if owned is None:
         return
+    if owned.finalizer is not None:
+        owned.finalizer.detach()
     try:
         await owned.provider.stop(owned.handle)
     finally:
@@ -106,6 +139,12 @@ def release_sync(client: object) -> None:
     owned = _OWNED.pop(client, None)
     if owned is None:
         return
+    if owned.finalizer is not None:
+        owned.finalizer.detach()
+    _stop(owned)
+
+
+def _stop(owned: _Owned) -> None:
     sync = owned.sync or owned.provider.sync()
     try:
         sync.stop(owned.handle)

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from types import TracebackType
 from typing import Any, Generic, Self, cast
 
+import httpx
 from typing_extensions import TypeVar
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 from websockets.sync.client import ClientConnection, connect
@@ -33,6 +34,7 @@ from mcpgym.client._core import (
     StateT,
 )
 from mcpgym.client._tasks import SyncTasks
+from mcpgym.client._url import probe_path, told
 from mcpgym.env import Environment
 from mcpgym.providers.base import Provider, SyncProvider
 from mcpgym.types import (
@@ -91,7 +93,8 @@ class SyncTransport:
                 **_LEGACY,
             )
         except InvalidStatus as exc:
-            raise core.handshake_rejected(exc.response.status_code, exc) from exc
+            status = exc.response.status_code
+            raise core.handshake_rejected(status, exc, _probe(core.probe_urls, status)) from exc
         except TimeoutError:
             raise core.connect_timed_out() from None
         except (OSError, InvalidHandshake) as exc:
@@ -225,13 +228,6 @@ class SyncEnvClient(SyncTasks, Generic[ActT, ObsT, StateT]):
             lambda url: cls(url, **kwargs), provider, close_provider=True
         )
 
-    @staticmethod
-    def from_env(name: str, **options: Any) -> SyncEnvClient[Any, Any, Any]:
-        """Start the installed environment `name` locally and connect (`mcpgym.from_env`)."""
-        from mcpgym.discovery import from_env
-
-        return from_env(name, **options)
-
     @property
     def url(self) -> str:
         """The WebSocket URL this client connects to."""
@@ -299,3 +295,21 @@ class SyncEnvClient(SyncTasks, Generic[ActT, ObsT, StateT]):
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _probe(urls: list[str], status: int) -> dict[str, Any]:
+    """After a refused upgrade, the JSON replies of the server's probe URLs by path, read until
+    one tells what the server is (`rejected_upgrade`)."""
+    found: dict[str, Any] = {}
+    if status not in (401, 403, 404):
+        return found
+    with httpx.Client(timeout=5.0, trust_env=False) as http:
+        for url in urls:
+            try:
+                reply = http.get(url)
+                found[probe_path(url)] = reply.json() if reply.is_success else None
+            except (httpx.HTTPError, ValueError):
+                found[probe_path(url)] = None
+            if told(found):
+                break
+    return found

@@ -39,7 +39,15 @@ from mcpgym.integrations._signature import UNSET, MethodPlan
 from mcpgym.tasks import Task, TaskSet
 from mcpgym.types import ToolInfo
 
-__all__ = ["Episode", "ToolCall", "ToolCallFailed", "environment_factory", "episode_of"]
+__all__ = [
+    "Episode",
+    "ToolCall",
+    "ToolCallFailed",
+    "environment_factory",
+    "episode_of",
+    "prompt_tokens",
+    "trainer_tools",
+]
 
 RewardRule = Literal["sum", "last"] | Callable[["Episode"], float]
 _RESERVED = frozenset({"reset", "get_reward"})
@@ -278,3 +286,31 @@ def environment_factory(
         reward=reward,
     )
     return type(class_name, (_Adapter,), namespace)
+
+
+def trainer_tools(adapter: type) -> list[Callable[..., str]]:
+    """The tool functions TRL's `GRPOTrainer` finds on an adapter class, in its order (what the
+    chat template renders into every prompt)."""
+    if not issubclass(adapter, _Adapter):
+        raise TypeError(f"{adapter!r} is not a class made by environment_factory")
+    names = sorted(n for n in dir(adapter) if not n.startswith("_") and n not in _RESERVED)
+    return [getattr(adapter, n) for n in names]
+
+
+def prompt_tokens(tokenizer: Any, adapter: type, prompt: str | Sequence[Mapping[str, Any]]) -> int:
+    """How many tokens a prompt is with an adapter's tools, rendered as `GRPOTrainer` renders it
+    (the chat template, the tools' JSON Schemas, the generation prompt): the budget a tool set
+    takes from the context before the model writes a token.
+
+    Example (any tokenizer with a chat template; nothing here needs a model):
+        >>> n = prompt_tokens(tokenizer, Adapter, "Book a haircut.")  # doctest: +SKIP
+    """
+    messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else list(prompt)
+    rendered = tokenizer.apply_chat_template(
+        messages,
+        tools=trainer_tools(adapter) or None,
+        add_generation_prompt=True,
+        tokenize=True,
+        return_dict=True,
+    )
+    return len(rendered["input_ids"])

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mcpgym.providers.base import ProviderError, ServerHandle
 
 if TYPE_CHECKING:
     from mcpgym.client import EnvClient
-    from mcpgym.pool._pool import EnvPool
 
 __all__ = ["InfrastructureError", "PoolMember", "PoolSession"]
 
@@ -24,6 +23,14 @@ class InfrastructureError(ProviderError):
     def __init__(self, message: str, member: PoolMember | None = None) -> None:
         super().__init__(message)
         self.member = member
+
+
+class SessionOwner(Protocol):
+    """What a placed session needs of the pool that placed it (the pool itself, in practice)."""
+
+    def release(self, member: PoolMember) -> None: ...
+
+    async def classify(self, member: PoolMember, exc: BaseException) -> BaseException: ...
 
 
 @dataclass(eq=False)
@@ -61,7 +68,9 @@ class PoolSession:
     server is dead (and retires it), else returns `exc` unchanged — raise what it returns.
     """
 
-    def __init__(self, pool: EnvPool, member: PoolMember, client: EnvClient[Any, Any, Any]) -> None:
+    def __init__(
+        self, pool: SessionOwner, member: PoolMember, client: EnvClient[Any, Any, Any]
+    ) -> None:
         self.pool = pool
         self.member = member
         self.client = client

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from types import TracebackType
 from typing import Any, Self
 
@@ -45,6 +45,9 @@ class EnvPool:
         replace: start a new server in the slot of a retired one.
         acquire_timeout_s: how long `session()` waits for a healthy server with a free slot.
         client_timeout: the `EnvClient` reply timeout of pool sessions.
+        progress: called as `progress(stage, None)` when a server of `start()` begins and
+            `progress(stage, "ready")` (or `"failed"`) when it is healthy (or not); `mcpgym eval
+            --pool` draws it on stderr.
 
     Example:
         >>> async def main() -> None:  # doctest: +SKIP
@@ -66,6 +69,7 @@ class EnvPool:
         replace: bool = True,
         acquire_timeout_s: float = 120.0,
         client_timeout: float | None = 60.0,
+        progress: Callable[[str, str | None], None] | None = None,
     ) -> None:
         if size < 1:
             raise ValueError(f"pool size must be >= 1, got {size}")
@@ -78,6 +82,7 @@ class EnvPool:
         self.replace = replace
         self.acquire_timeout_s = acquire_timeout_s
         self.client_timeout = client_timeout
+        self.progress = progress
         self._members: list[PoolMember] = []
         self._stats = _Stats()
         self._changed = asyncio.Condition()
@@ -93,7 +98,7 @@ class EnvPool:
         self._http = httpx.AsyncClient(timeout=self.health_timeout_s, trust_env=False)
         try:
             handles = await asyncio.gather(
-                *(self.provider.start() for _ in range(self.size)), return_exceptions=True
+                *(self._start_one(slot) for slot in range(self.size)), return_exceptions=True
             )
             errors = [h for h in handles if isinstance(h, BaseException)]
             if errors:
@@ -106,6 +111,19 @@ class EnvPool:
             raise
         self._health = asyncio.create_task(self._watch(), name="mcpgym-pool-health")
         return self
+
+    async def _start_one(self, slot: int) -> ServerHandle:
+        if self.progress is None:
+            return await self.provider.start()
+        stage = f"{self.provider.kind} server {slot + 1} of {self.size}"
+        self.progress(stage, None)
+        try:
+            handle = await self.provider.start()
+        except BaseException:
+            self.progress(stage, "failed")
+            raise
+        self.progress(stage, f"ready at {handle.base_url}")
+        return handle
 
     async def aclose(self) -> None:
         """Stop the health checks and replacements, then every server. Idempotent."""

@@ -13,7 +13,7 @@ from typing import Any
 
 from mcpgym.providers.base import ProviderError
 
-__all__ = ["connect", "engine_name", "exact_name_filter", "wait_removed"]
+__all__ = ["connect", "engine_name", "exact_name_filter", "listed", "wait_removed"]
 
 
 def connect(base_url: str | None = None, *, timeout: float = 60.0) -> Any:
@@ -57,11 +57,22 @@ def exact_name_filter(name: str) -> dict[str, str]:
     return {"name": f"^/?{name}$"}
 
 
+def listed(client: Any, filters: dict[str, str]) -> list[dict[str, Any]]:
+    """The engine's summaries (`Id`, `Names`, `Labels`, `State`) of every container matching
+    `filters`, stopped ones included.
+
+    Not `client.containers.list`: it inspects each listed container in turn, and a container
+    removed between the list and its inspect fails the whole call (Docker answers 404, which the
+    SDK can skip; Podman answers 500 "no such container", which it cannot).
+    """
+    return list(client.api.containers(all=True, filters=filters))
+
+
 def wait_removed(client: Any, name: str, *, deadline_s: float = 10.0) -> None:
     """Return once no container named `name` is listed (removal verified by listing, never by
     matching an error text, which differs between engines)."""
     end = time.monotonic() + deadline_s
-    while client.containers.list(all=True, filters=exact_name_filter(name)):
+    while listed(client, exact_name_filter(name)):
         if time.monotonic() >= end:
             raise ProviderError(f"container {name} still listed {deadline_s:.0f}s after removal")
         time.sleep(0.05)

@@ -3,7 +3,9 @@
 Hardened by default (`Hardening`): every capability dropped, no-new-privileges, read-only root
 with a tmpfs on /tmp, a non-root user, pids/memory/CPU limits, `init=True` so SIGTERM reaches the
 server; the port is published on 127.0.0.1 only. Every container carries the provider's labels,
-so `mcpgym providers gc` removes what a crashed caller left. Removal is verified by listing with an
+and a reaper process (`mcpgym.providers.reaper`) removes the run's containers when the provider
+is closed or its owner dies, a SIGKILL included; `mcpgym providers gc` removes what a crashed
+caller left where no reaper ran (`reaper=False`). Removal is verified by listing with an
 exact name filter. The image is pulled when missing (`pull="missing"`), e.g. from a registry that
 `mcpgym push` filled.
 
@@ -18,14 +20,16 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import itertools
 import socket
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
-from mcpgym.providers._engine import connect, wait_removed
+from mcpgym.providers._engine import connect, exact_name_filter, listed, wait_removed
 from mcpgym.providers.base import Provider, ProviderError, ServerHandle, wait_healthy
+from mcpgym.providers.reaper import Reaper
 
 __all__ = ["LABEL_IMAGE", "LABEL_OWNER_HOST", "DockerProvider", "Hardening"]
 
@@ -87,7 +91,8 @@ class DockerProvider(Provider):
     """Starts environment containers from `image` on the engine at `engine` (`$DOCKER_HOST`).
 
     `mode` and `serve_args` are appended to the image's `mcpgym serve` CMD (later flags win).
-    `stop_grace_s` is how long a server gets to exit on SIGTERM before it is killed.
+    `stop_grace_s` is how long a server gets to exit on SIGTERM before it is killed. `reaper`
+    starts the run's reaper with the first container (see the module docstring).
     """
 
     kind = "docker"
@@ -109,8 +114,11 @@ class DockerProvider(Provider):
         run_kwargs: Mapping[str, Any] | None = None,
         run_id: str | None = None,
         health_deadline_s: float = 60.0,
+        reaper: bool = True,
     ) -> None:
         super().__init__(run_id=run_id, health_deadline_s=health_deadline_s)
+        self.reaper = reaper
+        self._reaper: Reaper | None = None
         self.image = image
         self.engine = engine
         self.hardening = hardening or Hardening()
@@ -244,26 +252,25 @@ class DockerProvider(Provider):
         )
 
     async def _start(self) -> ServerHandle:
+        if self.reaper and self._reaper is None:  # before the first container exists
+            self._reaper = Reaper.spawn(self.run_id, engine=self.engine)
         return await self._call(self._start_sync)
 
     def _remove_sync(self, name: str) -> None:
-        from docker.errors import APIError, NotFound
+        # By name through the engine's API, never inspect-then-act: the container's reaper or a
+        # concurrent stop may remove it at any moment, and Podman then answers an inspect with 500
+        # ("no such container"). The listing, not an error text, says whether it is gone.
+        from docker.errors import APIError
 
-        try:
-            container = self.client.containers.get(name)
-        except NotFound:
+        if not listed(self.client, exact_name_filter(name)):
             return
+        with contextlib.suppress(APIError):  # not running, stopping or gone: removal settles it
+            self.client.api.stop(name, timeout=max(0, round(self.stop_grace_s)))
         try:
-            if container.status == "running":
-                container.stop(timeout=max(0, round(self.stop_grace_s)))
-        except (NotFound, APIError):
-            pass  # already stopping or gone; the forced removal below settles it
-        try:
-            container.remove(force=True, v=True)
-        except NotFound:
-            pass
+            self.client.api.remove_container(name, force=True, v=True)
         except APIError as exc:
-            if exc.status_code != 409:  # 409: removal already in progress
+            # 409: removal already in progress; anything else matters only if it is still there
+            if exc.status_code != 409 and listed(self.client, exact_name_filter(name)):
                 raise ProviderError(f"cannot remove {name}: {exc}") from exc
         wait_removed(self.client, name)
 
@@ -283,12 +290,8 @@ class DockerProvider(Provider):
         return await self._call(read)
 
     def _status(self, name: str) -> str:
-        from docker.errors import NotFound
-
-        try:
-            return str(self.client.containers.get(name).status)
-        except NotFound:
-            return "removed"
+        found = listed(self.client, exact_name_filter(name))
+        return str(found[0].get("State") or "unknown") if found else "removed"
 
     async def wait_healthy(self, handle: ServerHandle, deadline_s: float | None = None) -> None:
         """Wait for `/health`, failing fast (with the logs) when the container exits."""
@@ -318,3 +321,6 @@ class DockerProvider(Provider):
             if self._pool is not None:
                 self._pool.shutdown(wait=False)
                 self._pool = None
+            if self._reaper is not None:  # it checks the run is empty and exits
+                self._reaper.close()
+                self._reaper = None

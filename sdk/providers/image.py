@@ -19,7 +19,6 @@ import email.parser
 import hashlib
 import importlib.metadata
 import importlib.util
-import io
 import json
 import re
 import shutil
@@ -28,13 +27,15 @@ import sys
 import tempfile
 import tomllib
 import zipfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from mcpgym.providers._engine import connect
 from mcpgym.providers.base import ProviderError
+from mcpgym.providers.build_log import Stage, quiet, read_stream
+from mcpgym.targets import on_import_path
 
 __all__ = [
     "DEFAULT_BASE",
@@ -125,9 +126,9 @@ def mcpgym_source() -> Path | None:
             url = json.loads(raw).get("url", "")
             if url.startswith("file://") and (Path(url[7:]) / "pyproject.toml").is_file():
                 return Path(url[7:])
-    import mcpgym
-
-    for parent in Path(mcpgym.__file__).resolve().parents:
+    spec = importlib.util.find_spec("mcpgym")  # where it is, without importing the package
+    origin = spec.origin if spec is not None and spec.origin else __file__
+    for parent in Path(origin).resolve().parents:
         pyproject = parent / "pyproject.toml"
         if pyproject.is_file():
             data = tomllib.loads(pyproject.read_text("utf-8"))
@@ -137,17 +138,30 @@ def mcpgym_source() -> Path | None:
 
 
 def _build_wheel(project: Path, out: Path) -> Path:
-    """`pip wheel --no-deps` of a project directory into `out` (the environment's own build tools
-    first, then an isolated build)."""
+    """A wheel of a project directory into `out`: `pip wheel --no-deps` (the environment's own
+    build tools first, then an isolated build), or `uv build --wheel` in an environment made by
+    `uv venv`, which has no pip."""
     before = set(out.glob("*.whl"))
-    base = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(project)]
-    for cmd in ([*base[:4], "--no-build-isolation", *base[4:]], base):
+    uv = shutil.which("uv")
+    if importlib.util.find_spec("pip") is not None:
+        base = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out)]
+        cmds = [[*base[:4], "--no-build-isolation", *base[4:], str(project)], [*base, str(project)]]
+    elif uv is not None:
+        cmds = [[uv, "build", "--wheel", "-q", "--out-dir", str(out), str(project)]]
+    else:
+        raise ProviderError(
+            f"could not build a wheel of {project}: this environment ({sys.prefix}) has neither "
+            "pip nor uv; fix: python -m ensurepip (or uv pip install pip)"
+        )
+    stderr = ""
+    for cmd in cmds:
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        stderr = proc.stderr
         if proc.returncode == 0:
             new = set(out.glob("*.whl")) - before
             if new:
                 return new.pop()
-    raise ProviderError(f"could not build a wheel of {project}: {proc.stderr.strip()[-2000:]}")
+    raise ProviderError(f"could not build a wheel of {project}: {stderr.strip()[-2000:]}")
 
 
 def _tree_key(project: Path) -> str:
@@ -163,13 +177,16 @@ def _tree_key(project: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def _cached_wheel(project: Path, out: Path) -> Path:
+def _cached_wheel(project: Path, out: Path, progress: Stage = quiet) -> Path:
     """`_build_wheel`, reusing a wheel of the same source tree (building one takes ~20 s)."""
     cache = Path(tempfile.gettempdir()) / "mcpgym-wheels" / _tree_key(project)
     found = sorted(cache.glob("*.whl"))
+    outcome = "cached"
     if not found:
         cache.mkdir(parents=True, exist_ok=True)
         found = [_build_wheel(project, cache)]
+        outcome = "built"
+    progress("mcpgym's wheel", outcome)
     return Path(shutil.copy2(found[0], out / found[0].name))
 
 
@@ -239,6 +256,7 @@ def render_dockerfile(spec: BuildSpec, *, wheels: Sequence[str], app: bool = Fal
 def _module_files(module: str) -> tuple[str | None, Path | None]:
     """The distribution that provides top-level `module`, or the local file/folder holding it."""
     top = module.split(".", 1)[0]
+    on_import_path()  # the rule `serve` and `validate` follow: the current folder first
     dists = importlib.metadata.packages_distributions().get(top)
     if dists:
         return dists[0], None
@@ -249,8 +267,9 @@ def _module_files(module: str) -> tuple[str | None, Path | None]:
     return None, origin.parent if origin.name == "__init__.py" else origin
 
 
-def make_context(spec: BuildSpec, folder: Path) -> BuildSpec:
-    """Write the build context for `spec` into `folder`; returns `spec` with its target resolved."""
+def make_context(spec: BuildSpec, folder: Path, progress: Stage = quiet) -> BuildSpec:
+    """Write the build context for `spec` into `folder`; returns `spec` with its target resolved
+    (`progress` hears of the wheels it builds, the slow part)."""
     wheels_dir = folder / "wheels"
     wheels_dir.mkdir(parents=True, exist_ok=True)
     wheels: list[Path] = []
@@ -259,7 +278,10 @@ def make_context(spec: BuildSpec, folder: Path) -> BuildSpec:
     target = spec.target
     if spec.path is not None:
         target = _project_target(spec.path, spec.target)
+        stage = f"the wheel of {spec.path}"
+        progress(stage, None)
         wheels.append(_build_wheel(spec.path, wheels_dir))
+        progress(stage, "built")
     elif target:
         dist, local = _module_files(target.partition(":")[0])
         if local is not None:
@@ -276,7 +298,8 @@ def make_context(spec: BuildSpec, folder: Path) -> BuildSpec:
         raise ProviderError("nothing to build: give a MODULE:ATTR target or a project PATH")
     source = mcpgym_source()
     if source is not None:
-        wheels.append(_cached_wheel(source, wheels_dir))
+        progress("mcpgym's wheel", None)
+        wheels.append(_cached_wheel(source, wheels_dir, progress))
     else:
         pins.append(f"mcpgym=={importlib.metadata.version('mcpgym')}")
     local_names = {_wheel_name(w) for w in wheels}
@@ -299,22 +322,20 @@ def default_tag(target: str) -> str:
     return f"mcpgym-{module}:latest"
 
 
-def _stream(lines: Iterator[dict[str, Any]], what: str, log: io.StringIO) -> None:
-    for item in lines:
-        if "stream" in item:
-            log.write(str(item["stream"]))
-        error = item.get("error") or (item.get("errorDetail") or {}).get("message")
-        if error:
-            raise ProviderError(f"{what} failed: {error}\n{log.getvalue()[-3000:]}")
-
-
-def build_image(spec: BuildSpec, *, engine: str | None = None, network: str = "host") -> str:
+def build_image(
+    spec: BuildSpec,
+    *,
+    engine: str | None = None,
+    network: str = "host",
+    progress: Stage = quiet,
+) -> str:
     """Build `spec` on the engine at `engine` (default `$DOCKER_HOST`); returns the image tag.
 
-    `network` is the build containers' network (`host` lets pip reach the package index).
+    `network` is the build containers' network (`host` lets pip reach the package index);
+    `progress(stage, outcome)` hears of each wheel and each step of the image build.
     """
     with tempfile.TemporaryDirectory(prefix="mcpgym-build-") as tmp:
-        resolved = make_context(spec, Path(tmp))  # bad input fails here, before any engine
+        resolved = make_context(spec, Path(tmp), progress)  # bad input fails before any engine
         assert resolved.target is not None
         tag = spec.tag or default_tag(resolved.target)
         client = connect(engine)
@@ -322,7 +343,7 @@ def build_image(spec: BuildSpec, *, engine: str | None = None, network: str = "h
             lines = client.api.build(
                 path=tmp, tag=tag, rm=True, forcerm=True, network_mode=network, decode=True
             )
-            _stream(lines, f"building {tag}", io.StringIO())
+            read_stream(lines, f"building {tag}", progress)
         finally:
             client.close()
     return tag
@@ -345,8 +366,6 @@ def _push(client: Any, image: str, registry: str) -> str:
         client.images.get(image).tag(repo, tag)
     except Exception as exc:
         raise ProviderError(f"cannot tag {image} for {registry}: {exc}") from exc
-    _stream(
-        client.api.push(repo, tag=tag, stream=True, decode=True), f"pushing {repo}", io.StringIO()
-    )
+    read_stream(client.api.push(repo, tag=tag, stream=True, decode=True), f"pushing {repo}")
     client.close()
     return f"{repo}:{tag}"

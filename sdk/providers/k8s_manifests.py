@@ -23,10 +23,22 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["LABEL_SERVER", "ServerSpec", "deployment", "pod", "service", "to_dicts", "to_yaml"]
+__all__ = [
+    "LABEL_SERVER",
+    "TOKEN_ENV",
+    "ServerSpec",
+    "deployment",
+    "pod",
+    "secret",
+    "service",
+    "to_dicts",
+    "to_yaml",
+]
 
 LABEL_SERVER = "io.mcpgym.server"
 """The label naming one server (a pod); services select on it or on `app`."""
+TOKEN_ENV = "MCPGYM_OPERATOR_TOKEN"
+"""Where `mcpgym serve` reads the operator token from; a pod gets it from a Secret's `token`."""
 
 
 @dataclass(frozen=True)
@@ -34,7 +46,8 @@ class ServerSpec:
     """What every server pod runs and how it is confined.
 
     `args` replaces the image's CMD (Kubernetes semantics), e.g. to add `mcpgym serve` flags;
-    `None` keeps the image's own.
+    `None` keeps the image's own. `token_secret` names a Secret whose `token` key becomes the
+    server's operator token (through `$MCPGYM_OPERATOR_TOKEN`, never an argument).
     """
 
     image: str
@@ -51,6 +64,7 @@ class ServerSpec:
     tmp_size: str = "64Mi"
     user: int = 10001
     image_pull_policy: str = "IfNotPresent"
+    token_secret: str | None = None
 
 
 def _client() -> Any:
@@ -70,7 +84,7 @@ def _container(spec: ServerSpec) -> Any:
         image_pull_policy=spec.image_pull_policy,
         args=list(spec.args) if spec.args is not None else None,
         ports=[k8s.V1ContainerPort(container_port=spec.port, name="http", protocol="TCP")],
-        env=[k8s.V1EnvVar(name=k, value=v) for k, v in sorted(spec.env.items())] or None,
+        env=_env(spec),
         readiness_probe=k8s.V1Probe(
             http_get=probe, period_seconds=2, timeout_seconds=2, failure_threshold=3
         ),
@@ -91,6 +105,31 @@ def _container(spec: ServerSpec) -> Any:
             capabilities=k8s.V1Capabilities(drop=["ALL"]),
         ),
         volume_mounts=[k8s.V1VolumeMount(name="tmp", mount_path="/tmp")],
+    )
+
+
+def _env(spec: ServerSpec) -> list[Any] | None:
+    k8s = _client()
+    env = [k8s.V1EnvVar(name=k, value=v) for k, v in sorted(spec.env.items())]
+    if spec.token_secret is not None:
+        ref = k8s.V1SecretKeySelector(name=spec.token_secret, key="token")
+        env.append(k8s.V1EnvVar(name=TOKEN_ENV, value_from=k8s.V1EnvVarSource(secret_key_ref=ref)))
+    return env or None
+
+
+def secret(spec: ServerSpec, token: str) -> Any:
+    """The Secret `spec.token_secret` holding the operator token under `token`."""
+    if spec.token_secret is None:
+        raise ValueError("a token Secret needs spec.token_secret (its name)")
+    k8s = _client()
+    return k8s.V1Secret(
+        api_version="v1",
+        kind="Secret",
+        type="Opaque",
+        metadata=k8s.V1ObjectMeta(
+            name=spec.token_secret, namespace=spec.namespace, labels=_labels(spec)
+        ),
+        string_data={"token": token},
     )
 
 

@@ -7,8 +7,12 @@ drained by a thread into a short ring buffer (`logs`), whether or not an event l
 sends SIGTERM to the whole group, waits, then SIGKILLs what is left — the group id stays reserved
 until the leader is reaped, so the kill can never reach an unrelated process.
 
-The provider's labels travel in the child's environment (`MCPGYM_LABELS`, JSON), so a `gc`
-after a crash can find every server of a dead run with `labelled_processes()`.
+A server dies with its owner: the provider names itself in the child's environment
+(`MCPGYM_OWNER`, `PID:START`, see `mcpgym.runtime.proctree.identity`), and `mcpgym serve`
+watches that process and shuts down once it is gone, a SIGKILLed owner included. The provider's
+labels travel in the child's environment too (`MCPGYM_LABELS`, JSON), so `mcpgym providers gc`
+can find every server of a dead run with `labelled_processes()`
+(one that could not shut down by itself).
 
 Example:
     >>> p = ProcessProvider("mcpgym.examples.guess:GuessEnv")
@@ -35,8 +39,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mcpgym.providers.base import LABEL_RUN, Provider, ProviderError, ServerHandle
+from mcpgym.runtime.proctree import OWNER_ENV, identity
 
-__all__ = ["LABELS_ENV", "LabelledProcess", "ProcessProvider", "labelled_processes"]
+__all__ = ["LABELS_ENV", "OWNER_ENV", "LabelledProcess", "ProcessProvider", "labelled_processes"]
 
 LABELS_ENV = "MCPGYM_LABELS"
 """The environment variable holding a provider-started process's labels (a JSON object)."""
@@ -109,6 +114,7 @@ class ProcessProvider(Provider):
 
     def _environment(self) -> dict[str, str]:
         env = {**os.environ, **self.env, LABELS_ENV: json.dumps(self.labels, sort_keys=True)}
+        env[OWNER_ENV] = identity()
         env["PYTHONUNBUFFERED"] = "1"
         return env
 

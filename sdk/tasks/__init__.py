@@ -17,9 +17,9 @@ from mcpgym.tasks.base import (
     Task,
     TaskNotFound,
     TaskSet,
-    from_dataset,
     task_set_of,
 )
+from mcpgym.tasks.dataset import from_dataset
 
 __all__ = [
     "TASK_KEYS",

@@ -34,15 +34,12 @@ from __future__ import annotations
 import copy
 import difflib
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
 from mcpgym._hints import jsonable
 from mcpgym.errors import InvalidRequest
-
-if TYPE_CHECKING:
-    from mcpgym.tasks.dataset import DatasetTaskSet
 
 __all__ = [
     "TASK_KEYS",
@@ -52,7 +49,6 @@ __all__ = [
     "Task",
     "TaskNotFound",
     "TaskSet",
-    "from_dataset",
     "task_set_of",
 ]
 
@@ -261,42 +257,3 @@ def task_set_of(env: Any) -> TaskSet | None:
     """The task set an environment (instance or class) declares as `task_set`, if any."""
     found = getattr(env, "task_set", None)
     return found if isinstance(found, TaskSet) else None
-
-
-def from_dataset(
-    source: Any,
-    *,
-    split: str | None = None,
-    id_column: str = "id",
-    reset_columns: Sequence[str] | None = None,
-    split_types: Mapping[str, SplitType] | None = None,
-    **load_kwargs: Any,
-) -> DatasetTaskSet:
-    """A task set from a Hugging Face `datasets` dataset (needs the `datasets` extra).
-
-    Args:
-        source: a `Dataset` or `DatasetDict`, a local file (`.json`, `.jsonl`, `.csv`,
-            `.parquet`, `.arrow`), a local folder (its files become splits by name), or a hub id.
-        split: keep only this split (a file or a single `Dataset` is split `"train"` unless
-            named otherwise here).
-        id_column: the column holding each task's id (default `id`; missing: `<split>-<index>`).
-        reset_columns: columns that are reset options; by default a `reset` column (a mapping)
-            is used when the dataset has one.
-        split_types: `train` / `validation` / `test` per split (default: from the name).
-        **load_kwargs: passed to `datasets.load_dataset` (e.g. `revision=`, `data_files=`).
-
-    Example:
-        >>> tasks = from_dataset("tasks.jsonl", reset_columns=["low", "high"])  # doctest: +SKIP
-        >>> tasks.resolve_reset({"task_id": "easy-1"})  # doctest: +SKIP
-        {'low': 1, 'high': 10}
-    """
-    from mcpgym.tasks.dataset import load_task_set
-
-    return load_task_set(
-        source,
-        split=split,
-        id_column=id_column,
-        reset_columns=reset_columns,
-        split_types=split_types,
-        **load_kwargs,
-    )

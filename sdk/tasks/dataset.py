@@ -15,7 +15,7 @@ from typing import Any
 
 from mcpgym.tasks.base import Split, SplitType, Task, TaskSet, _split_type
 
-__all__ = ["DatasetTaskSet", "load_task_set"]
+__all__ = ["DatasetTaskSet", "from_dataset", "load_task_set"]
 
 _BUILDERS = {
     ".json": "json",
@@ -144,4 +144,41 @@ def load_task_set(
         splits = {split: splits[split]}
     return DatasetTaskSet(
         splits, id_column=id_column, reset_columns=reset_columns, split_types=split_types
+    )
+
+
+def from_dataset(
+    source: Any,
+    *,
+    split: str | None = None,
+    id_column: str = "id",
+    reset_columns: Sequence[str] | None = None,
+    split_types: Mapping[str, SplitType] | None = None,
+    **load_kwargs: Any,
+) -> DatasetTaskSet:
+    """A task set from a Hugging Face `datasets` dataset (needs the `datasets` extra).
+
+    Args:
+        source: a `Dataset` or `DatasetDict`, a local file (`.json`, `.jsonl`, `.csv`,
+            `.parquet`, `.arrow`), a local folder (its files become splits by name), or a hub id.
+        split: keep only this split (a file or a single `Dataset` is split `"train"` unless
+            named otherwise here).
+        id_column: the column holding each task's id (default `id`; missing: `<split>-<index>`).
+        reset_columns: columns that are reset options; by default a `reset` column (a mapping)
+            is used when the dataset has one.
+        split_types: `train` / `validation` / `test` per split (default: from the name).
+        **load_kwargs: passed to `datasets.load_dataset` (e.g. `revision=`, `data_files=`).
+
+    Example:
+        >>> tasks = from_dataset("tasks.jsonl", reset_columns=["low", "high"])  # doctest: +SKIP
+        >>> tasks.resolve_reset({"task_id": "easy-1"})  # doctest: +SKIP
+        {'low': 1, 'high': 10}
+    """
+    return load_task_set(
+        source,
+        split=split,
+        id_column=id_column,
+        reset_columns=reset_columns,
+        split_types=split_types,
+        **load_kwargs,
     )

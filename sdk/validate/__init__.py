@@ -20,11 +20,13 @@ Example:
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from mcpgym.manifest import Manifest
 from mcpgym.validate import runtime, semantic, static
 from mcpgym.validate.base import CHECKS, Check, Fail, NotApplicable, Skip
 from mcpgym.validate.context import Context
+from mcpgym.validate.gamers import checks as gamer_checks
 from mcpgym.validate.report import (
     EXIT_BAD_MANIFEST,
     EXIT_FAILED,
@@ -47,10 +49,16 @@ __all__ = [
     "Check",
     "CheckResult",
     "Report",
+    "planned",
     "validate",
 ]
 
-_MODULES = (static, runtime, semantic)  # importing them registers their checks, in this order
+_MODULES = (
+    static,
+    runtime,
+    semantic,
+    gamer_checks,
+)  # importing them registers their checks, in this order
 
 
 def _run_one(chk: Check, ctx: Context, report: Report) -> CheckResult:
@@ -79,7 +87,22 @@ def _run_one(chk: Check, ctx: Context, report: Report) -> CheckResult:
             "this is a validator fault: please report it",
             chk.severity,
         )
-    return CheckResult(chk.name, chk.level, "pass", message, severity=chk.severity)
+    details = dict(getattr(message, "details", {}))
+    return CheckResult(
+        chk.name, chk.level, "pass", str(message), severity=chk.severity, details=details
+    )
+
+
+def planned(level: Level = "semantic", only: list[str] | None = None) -> list[Check]:
+    """The checks `validate(level=level, only=only)` runs, in their order."""
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {', '.join(LEVELS)}, not {level!r}")
+    upto = LEVELS.index(level)
+    return [
+        chk
+        for chk in sorted(CHECKS, key=lambda c: LEVELS.index(c.level))
+        if LEVELS.index(chk.level) <= upto and (only is None or chk.name in only)
+    ]
 
 
 def validate(
@@ -91,6 +114,8 @@ def validate(
     manifest: Manifest | None = None,
     only: list[str] | None = None,
     tasks: list[str] | None = None,
+    gates: dict[str, float | None] | None = None,
+    progress: Callable[[str, str | None], None] | None = None,
 ) -> Report:
     """Validate an environment and return the `Report` (never raises for environment faults).
 
@@ -104,18 +129,25 @@ def validate(
         only: run only these checks (their prerequisites are not run: they count as passed).
         tasks: play these task sets of the manifest (default every one not marked
             `validate: false`).
+        gates: gamer-panel thresholds replacing the manifest's, `METRIC` or `GAMER.METRIC`
+            (e.g. `{"success": 0.05, "positional.success": 0.2}`; None leaves one ungated).
+        progress: called as `progress(check_name, None)` when a check begins and
+            `progress(check_name, status)` when it ends (`mcpgym validate` draws it on stderr).
     """
     if level not in LEVELS:
         raise ValueError(f"level must be one of {', '.join(LEVELS)}, not {level!r}")
-    ctx = Context(target, url=url, seed=seed, manifest=manifest, tasks=tasks)
+    ctx = Context(target, url=url, seed=seed, manifest=manifest, tasks=tasks, gates=gates)
     report = Report(target=ctx.label, level=level, bad_manifest=ctx.manifest_error is not None)
     upto = LEVELS.index(level)
     try:
-        for chk in sorted(CHECKS, key=lambda c: LEVELS.index(c.level)):
-            if LEVELS.index(chk.level) > upto or (only is not None and chk.name not in only):
-                continue
+        for chk in planned(level, only):
+            if progress is not None:
+                progress(chk.name, None)
             began = time.monotonic()
-            report.add(_run_one(chk, ctx, report), time.monotonic() - began)
+            result = _run_one(chk, ctx, report)
+            report.add(result, time.monotonic() - began)
+            if progress is not None:
+                progress(chk.name, result.status)
         if upto > 0 and "specs" in ctx.cache:  # what the runtime and semantic checks played
             report.notes.append(ctx.tasks_note())
     finally:

@@ -28,6 +28,7 @@ __all__ = [
     "Fail",
     "NotApplicable",
     "Skip",
+    "Verdict",
     "check",
     "count",
 ]
@@ -41,6 +42,23 @@ class Fail(Exception):
         self.message = message
         self.fix = fix
         self.details = details
+
+
+class Verdict(str):
+    """A pass message that carries details too (a table the report prints under the check).
+
+    Example:
+        >>> v = Verdict("3 gamers below their gates", table="...")
+        >>> str(v), v.details
+        ('3 gamers below their gates', {'table': '...'})
+    """
+
+    details: dict[str, Any]
+
+    def __new__(cls, message: str, **details: Any) -> Verdict:
+        made = super().__new__(cls, message)
+        made.details = details
+        return made
 
 
 class Skip(Exception):

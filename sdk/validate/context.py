@@ -9,54 +9,40 @@ seen), so each check stays a few lines.
 from __future__ import annotations
 
 import hashlib
-import importlib
+import json
 import random
-import sys
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, cast
 
-from mcpgym.manifest import Manifest, ManifestError, TaskSet, find_manifest, load_manifest
+from mcpgym.manifest import (
+    Manifest,
+    ManifestError,
+    Panel,
+    TaskSet,
+    find_manifest,
+    load_manifest,
+)
+from mcpgym.registry import environment_entry, import_target, manifest_path_for
 from mcpgym.validate.base import Skip
 from mcpgym.validate.policies import Spec
 from mcpgym.validate.serve import LocalServer, ServerStartError
 from mcpgym.validate.wire import Session
 
-__all__ = ["Context", "import_target"]
+__all__ = ["Context", "import_target"]  # import_target: mcpgym.registry's, for the checks
 
 
-def import_target(spec: str, root: str | None = None) -> Any:
-    """Import `MODULE:ATTR` (with `root` first on the import path). Raises `ValueError`."""
-    module_name, sep, attr = spec.partition(":")
-    if not sep or not module_name or not attr:
-        raise ValueError(f"expected MODULE:ATTR, got {spec!r}")
-    if root and root not in sys.path:
-        sys.path.insert(0, root)
-    try:
-        obj: Any = importlib.import_module(module_name)
-    except Exception as exc:
-        raise ValueError(f"cannot import {module_name!r}: {type(exc).__name__}: {exc}") from None
-    for part in attr.split("."):
-        if not hasattr(obj, part):
-            raise ValueError(f"module {module_name!r} has no attribute {attr!r}")
-        obj = getattr(obj, part)
-    return obj
-
-
-def _manifest_beside(target: str) -> Path | None:
-    """`<module>.mcpgym.yaml` next to the module, or its package's `mcpgym.yaml`."""
-    module_name = target.partition(":")[0]
-    try:
-        module = importlib.import_module(module_name)
-    except Exception:
-        return None
-    file = getattr(module, "__file__", None)
-    if not file:
-        return None
-    here = Path(file).parent
-    own = here / f"{Path(file).stem}.mcpgym.yaml"
-    return own if own.is_file() else find_manifest(here)
+def _distinct(specs: list[Spec], key: Callable[[Spec], Any]) -> list[Spec]:
+    """`specs` without repeats of `key` (the first of each is kept)."""
+    seen: set[str] = set()
+    unique = []
+    for s in specs:
+        k = json.dumps(key(s), sort_keys=True, default=repr)
+        if k not in seen:
+            seen.add(k)
+            unique.append(s)
+    return unique
 
 
 class Context:
@@ -70,6 +56,7 @@ class Context:
         seed: int = 0,
         manifest: Manifest | None = None,
         tasks: list[str] | None = None,
+        gates: dict[str, float | None] | None = None,
     ) -> None:
         self.label = target or url or (manifest.name if manifest else "?")
         self.url = url
@@ -83,6 +70,10 @@ class Context:
         self._servers: dict[str, LocalServer] = {}
         self._server_errors: dict[str, str] = {}
         self.cache: dict[str, Any] = {}
+        self.gates = dict(gates or {})
+        """Threshold overrides for the gamer panel (`METRIC` or `GAMER.METRIC` -> value)."""
+        Panel().with_overrides(self.gates)  # an unknown metric is a usage error (ValueError)
+        self._closers: list[Callable[[], None]] = []
         self._resolve(target)
         known = sorted(self.manifest.tasks) if self.manifest else []
         unknown = [t for t in tasks or [] if self.manifest and t not in self.manifest.tasks]
@@ -102,8 +93,6 @@ class Context:
             if p.exists():
                 path = p
             else:
-                from mcpgym.discovery import environment_entry
-
                 found = environment_entry(target)
                 if found is None:
                     raise ValueError(
@@ -113,7 +102,7 @@ class Context:
                 target = found
         if path is None and target:
             self.entry_point = target
-            path = _manifest_beside(target)
+            path = manifest_path_for(target)
         if path is None:
             return
         self.manifest_path = find_manifest(path) if path.is_dir() else path
@@ -203,8 +192,15 @@ class Context:
         wait = timeout if timeout is not None else max(self.step_s, self.reset_s) + 5.0
         return Session(self.server_url(mode), timeout=wait)
 
+    def on_close(self, fn: Callable[[], None]) -> None:
+        """Call `fn` when the run closes (before its servers stop)."""
+        self._closers.append(fn)
+
     def close(self) -> None:
         """Stop every server this run started."""
+        for fn in self._closers:
+            fn()
+        self._closers.clear()
         for srv in self._servers.values():
             srv.stop()
         self._servers.clear()
@@ -250,8 +246,18 @@ class Context:
     def specs(self) -> list[Spec]:
         """The episodes of the played task sets (seeds 0..2 without any), distinct reset
         options."""
-        if "specs" in self.cache:
-            return self.cache["specs"]
+        if "specs" not in self.cache:
+            self.cache["specs"] = _distinct(self._all_specs(), lambda s: s.reset)
+        return self.cache["specs"]
+
+    def panel_specs(self) -> list[Spec]:
+        """The episodes the gamer panel plays: distinct reset options *and* prompts (phrasings
+        of one task share their reset options; a gamer reading the prompt tells them apart)."""
+        if "panel_specs" not in self.cache:
+            self.cache["panel_specs"] = _distinct(self._all_specs(), lambda s: (s.reset, s.prompt))
+        return self.cache["panel_specs"]
+
+    def _all_specs(self) -> list[Spec]:
         m = self.manifest
         max_steps = m.episode.max_steps if m else 20
         out: list[Spec] = []
@@ -281,15 +287,7 @@ class Context:
                 ][: ts.limit]
         if not out:
             out = [Spec(f"seed{s}", {"seed": s}, max_steps=max_steps) for s in (0, 1, 2)]
-        seen: set[str] = set()
-        unique = []
-        for s in out:
-            key = repr(sorted(s.reset.items()))
-            if key not in seen:
-                seen.add(key)
-                unique.append(s)
-        self.cache["specs"] = unique
-        return unique
+        return out
 
     def load_policy(self, which: str) -> Any:
         """The manifest's `oracle` or `null` policy as an agent; `Skip` when not declared."""

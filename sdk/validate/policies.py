@@ -128,15 +128,20 @@ def play(
     *,
     step_timeout: float,
     reset_timeout: float = 30.0,
+    tools: list[ToolInfo] | None = None,
 ) -> Trajectory:
-    """Reset `session` with `spec.reset` and let `agent` act until done, `None` or max steps."""
+    """Reset `session` with `spec.reset` and let `agent` act until done, `None` or max steps.
+
+    `tools` is what the agent is given (default: the session's `tools/list` after the reset;
+    a caller replaying scripts on one server passes the listing it read once)."""
     traj = Trajectory(spec_id=spec.id)
     try:
         traj.reset_frame = session.reset(timeout=reset_timeout, **dict(spec.reset))
         if traj.reset_frame.get("type") != "observation":
             traj.error = f"reset answered {traj.reset_frame.get('type')}: {traj.reset_frame}"
             return traj
-        tools = tools_of(session)
+        if tools is None:
+            tools = tools_of(session)
     except WireError as exc:
         traj.error = f"reset: {exc}"
         return traj

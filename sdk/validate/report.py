@@ -147,6 +147,9 @@ class Report:
             lines.append(f"  {mark:5} {r.name:34} {r.message}")
             if r.fix and r.status in ("fail", "error"):
                 lines.append(f"        fix: {r.fix}")
+            table = r.details.get("table")
+            if isinstance(table, str) and table:
+                lines += [f"        {row}".rstrip() for row in table.splitlines()]
         c = self.counts()
         summary = ", ".join(f"{v} {k}" for k, v in c.items() if v)
         lines.append(f"{summary}; exit code {self.exit_code}")

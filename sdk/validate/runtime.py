@@ -200,7 +200,10 @@ def check_tool_modes(ctx: Context) -> str | None:
     if m.tools is None:
         raise Skip("the manifest declares no tools (see check_declared_tools)")
     seen = []
-    for mode in m.modes:
+    # a --url server serves one mode (simulation): the others are not there to check
+    modes = ["simulation"] if ctx.url is not None else m.modes
+    unchecked = [mode for mode in m.modes if mode not in modes]
+    for mode in modes:
         want = {t.name for t in m.tools if mode in t.modes}
         hidden = sorted({t.name for t in m.tools} - want)
         mcp = McpHttp(ctx.server_url(mode), timeout=ctx.step_s + 5)
@@ -218,7 +221,8 @@ def check_tool_modes(ctx: Context) -> str | None:
         finally:
             mcp.close()
         seen.append(f"{mode} {len(want)}")
-    return ", ".join(seen)
+    note = f" ({', '.join(unchecked)}: not served at --url)" if unchecked else ""
+    return ", ".join(seen) + note
 
 
 @check("runtime", needs=("check_episode",))

@@ -3,7 +3,9 @@
 The SDK imports no web framework, so runtime validation (and `mcpgym.from_env`) starts the
 server as a subprocess bound to 127.0.0.1 on a port the OS picks; the port is read from the
 server's start-up line and `/health` is polled with a deadline. `stop()` terminates the process it
-started (by its own handle), then kills it if it does not exit in time.
+started (by its own handle), then kills it if it does not exit in time. The child names this
+process its owner (`MCPGYM_OWNER`), so it also shuts down when this process dies without
+stopping it, a SIGKILL included (`mcpgym serve` watches its owner).
 
 Example:
     >>> with LocalServer("mcpgym.examples.guess:GuessEnv") as srv:  # doctest: +SKIP
@@ -18,15 +20,26 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Self
 
 import httpx
 
+from mcpgym.runtime.proctree import OWNER_ENV, identity
+
 __all__ = ["LocalServer", "ServerStartError"]
 
 _RUNNING = re.compile(r"Uvicorn running on http://127\.0\.0\.1:(\d+)")
+
+
+def _last_error(logs: str) -> str:
+    """`: <the last line mcpgym serve printed as its error>`, when it printed one."""
+    for line in reversed(logs.splitlines()):
+        if "error:" in line:
+            return ": " + line.strip()
+    return ""
 
 
 class ServerStartError(RuntimeError):
@@ -46,6 +59,7 @@ class LocalServer:
         root: a folder put first on the child's import path (and its working directory).
         startup_s: deadline for the server to answer `/health`.
         extra_args: more `mcpgym serve` options (e.g. `["--step-timeout", "5"]`).
+        env: environment variables set for the child (e.g. `{"PYTHONHASHSEED": "7"}`).
     """
 
     def __init__(
@@ -56,12 +70,14 @@ class LocalServer:
         root: str | Path | None = None,
         startup_s: float = 30.0,
         extra_args: list[str] | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> None:
         self.target = target
         self.mode = mode
         self.root = str(root) if root else None
         self.startup_s = startup_s
         self.extra_args = list(extra_args or [])
+        self.env = dict(env or {})
         self.url = ""
         self.startup_seconds = 0.0
         self._proc: subprocess.Popen[str] | None = None
@@ -82,7 +98,7 @@ class LocalServer:
 
     def start(self) -> Self:
         """Start the child and wait until `/health` answers 200 (raises `ServerStartError`)."""
-        env = dict(os.environ)
+        env = {**os.environ, OWNER_ENV: identity(), **self.env}
         if self.root:
             env["PYTHONPATH"] = os.pathsep.join(
                 p for p in (self.root, env.get("PYTHONPATH", "")) if p
@@ -103,7 +119,20 @@ class LocalServer:
         self._reader.start()
         deadline = began + self.startup_s
         if not self._seen.wait(timeout=self.startup_s) or self._port is None:
+            code = None
+            if self._seen.is_set():  # its output ended: the process is ending, reap it
+                try:
+                    code = self._proc.wait(timeout=5.0)
+                except subprocess.TimeoutExpired:
+                    code = None
+            waited = time.monotonic() - began
             self.stop()
+            if code is not None:  # it ended: saying "did not start in time" would be untrue
+                raise ServerStartError(
+                    f"the server exited with code {code} after {waited:.1f} s, before it "
+                    f"listened{_last_error(self.logs)}",
+                    self.logs,
+                )
             raise ServerStartError(
                 f"the server did not start within {self.startup_s:g} s", self.logs
             )

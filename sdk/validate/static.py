@@ -14,6 +14,7 @@ from mcpgym.checker import EnvCheckError, check_env
 from mcpgym.env import Environment
 from mcpgym.manifest import MANIFEST_NAMES
 from mcpgym.mcp_env import MCPEnvironment
+from mcpgym.targets import describe_exception
 from mcpgym.tools import RESERVED_NAMES
 from mcpgym.validate.base import Fail, NotApplicable, Skip, check
 from mcpgym.validate.context import Context
@@ -39,7 +40,7 @@ def _instance(ctx: Context) -> Environment[Any, Any, Any]:
         env = obj()
         if not isinstance(env, Environment):
             raise Fail(
-                f"{ctx.entry_point} made a {type(env).__name__}, not an Environment",
+                f"{ctx.entry_point}() returned {type(env).__name__}, not an Environment",
                 "point entry_point at an Environment subclass or a factory returning one",
             )
         ctx.cache["instance"] = env
@@ -71,8 +72,9 @@ def check_entry_point(ctx: Context) -> str | None:
         raise Skip("no entry point (see check_manifest)")
     try:
         obj = ctx.env_object()
-    except ValueError as exc:
-        raise Fail(str(exc), "fix entry_point (MODULE:ATTR) or the import error") from None
+    except ValueError as exc:  # mcpgym.targets: one line, "...; fix: ..."
+        problem, _, fix = str(exc).partition("; fix: ")
+        raise Fail(problem, fix or "fix entry_point (MODULE:ATTR) or the import error") from None
     if isinstance(obj, type) and not issubclass(obj, Environment):
         raise Fail(f"{obj.__qualname__} is not an Environment", "subclass MCPEnvironment")
     if not callable(obj):
@@ -83,7 +85,7 @@ def check_entry_point(ctx: Context) -> str | None:
         raise
     except Exception as exc:
         raise Fail(
-            f"making an instance raised {type(exc).__name__}: {exc}",
+            f"making an instance raised {describe_exception(exc)}",
             "the class must build with no arguments",
         ) from None
     return ctx.entry_point
@@ -155,6 +157,21 @@ def check_reserved_names(ctx: Context) -> str | None:
             f"reserved tool names: {bad}",
             "rename them (@tool(name=...)); reserved: "
             + ", ".join(sorted(RESERVED_NAMES | PROTOCOL_NAMES)),
+        )
+    return None
+
+
+@check("static", needs=("check_entry_point",), severity="warn")
+def check_tool_hints(ctx: Context) -> str | None:
+    """Every tool argument has a type hint, so its schema tells the agent what to send."""
+    loose = [spec for spec in code_tools(ctx).values() if spec.untyped_args]
+    if loose:
+        first = loose[0]
+        raise Fail(
+            "; ".join(f"{s.where}: {', '.join(s.untyped_args)} untyped" for s in loose),
+            f"annotate them (e.g. {first.untyped_args[0]}: str): an untyped argument is "
+            "described to the agent as any JSON",
+            tools={s.name: list(s.untyped_args) for s in loose},
         )
     return None
 

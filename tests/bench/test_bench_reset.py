@@ -1,4 +1,5 @@
-"""bench/_measure_reset.py runs on its own and reports every size both ways, with the target."""
+"""bench/figures/_measure_reset.py runs on its own and reports every size both ways, with the
+target."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_reset_measurement_reports_every_size() -> None:
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "_measure_reset.py"), "--json", "--resets", "5"],
+        [sys.executable, str(ROOT / "bench/figures/_measure_reset.py"), "--json", "--resets", "5"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -25,7 +26,7 @@ def test_reset_measurement_reports_every_size() -> None:
         assert 0 < figures["p50"] <= figures["p95"]
     sys.path.insert(0, str(ROOT / "bench"))
     try:
-        from _measure_reset import LIMIT_RESET_MS, _rows
+        from figures._measure_reset import LIMIT_RESET_MS, _rows
     finally:
         sys.path.remove(str(ROOT / "bench"))
     rows = {r.key: r for r in _rows(data, 5)}

@@ -1,5 +1,7 @@
-"""The session sweep's measuring (bench/_driver.py, bench/_load.py, bench/_measure_sessions.py,
-bench/_issue_table.py): windows a spec sets, server CPU read at the edges of the counted window,
+"""The session sweep's measuring (bench/calls/_driver.py, bench/calls/_load.py,
+bench/figures/_measure_sessions.py,
+bench/calls/_issue_table.py): windows a spec sets, server CPU read at the edges of the counted
+window,
 and the issue table's note when the floor itself misses an absolute limit."""
 
 from __future__ import annotations
@@ -21,16 +23,11 @@ ROOT = Path(__file__).resolve().parents[2]
 def bench() -> Iterator[dict[str, ModuleType]]:
     sys.path.insert(0, str(ROOT / "bench"))
     try:
-        import _bench
-        import _driver
-        import _issue_table
-        import _load
-        import _measure_sessions
-        import _servers
-        import _table
+        from calls import _bench, _driver, _issue_table, _load, _servers, _table
+        from figures import _measure_sessions
 
         yield {
-            m.__name__: m
+            m.__name__.rpartition(".")[2]: m
             for m in (_bench, _driver, _issue_table, _load, _measure_sessions, _servers, _table)
         }
     finally:
@@ -62,7 +59,7 @@ def test_windows_grow_with_k_and_not_in_quick_mode(bench: dict[str, ModuleType])
 def test_a_window_counts_and_charges_only_its_own_steps(bench: dict[str, ModuleType]) -> None:
     """A real server and a real load worker: the spec's windows win over the preset, the step
     count and the server CPU cover the same counted window (the re-warm is excluded)."""
-    from _measure_load import _ws_spec
+    from figures._measure_load import _ws_spec
 
     driver_mod = bench["_driver"]
     srv = bench["_servers"].Server("mcpgym")
@@ -114,7 +111,7 @@ def test_default_max_sessions_holds_the_sweep(bench: dict[str, ModuleType]) -> N
     """The sweep runs `mcpgym serve` with its default `--max-sessions` (a trainer's rollout batch
     of 500+ sessions must fit): the default must hold the sweep's largest K, on `/ws` and in the
     library settings alike."""
-    from mcpgym.servers.cli import build_parser
+    from mcpgym.servers.cli.main import build_parser
     from mcpgym.servers.settings import ServerSettings
 
     args = build_parser(plugins=False).parse_args(["serve", "mcpgym.examples.guess:GuessEnv"])
@@ -125,7 +122,8 @@ def test_default_max_sessions_holds_the_sweep(bench: dict[str, ModuleType]) -> N
 
 
 def test_the_floor_gets_the_same_collector_settings_without_importing_mcpgym() -> None:
-    """bench/_floor.py loads servers/gc_tuning.py as a file: the same settings as `mcpgym serve`,
+    """bench/calls/_floor.py loads servers/gc_tuning.py as a file: the same settings as `mcpgym
+    serve`,
     and not one mcpgym module in the floor's process (its start-up and RSS stay the bare app's)."""
     import json
     import subprocess
@@ -133,7 +131,8 @@ def test_the_floor_gets_the_same_collector_settings_without_importing_mcpgym() -
     from mcpgym.servers import gc_tuning
 
     code = (
-        "import json, sys; sys.path.insert(0, 'bench'); import _floor; m = _floor.gc_tuning(); "
+        "import json, sys; sys.path.insert(0, 'bench'); from calls import _floor; "
+        "m = _floor.gc_tuning(); "
         "ours = sorted(n for n in sys.modules if n.split('.')[0] == 'mcpgym'); "
         "print(json.dumps([m.GEN0_THRESHOLD, ours]))"
     )

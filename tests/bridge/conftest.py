@@ -15,9 +15,16 @@ VENVS = ROOT / "build" / "bridge"
 
 @pytest.fixture(scope="session")
 def worker_venvs() -> dict[str, Path]:
-    """`{"openenv", "verifiers031", "verifiers040"}` → the venv's Python (built when missing)."""
+    """`{"openenv", "openenv-core", "mcpgym-openenv-core", "verifiers031", "verifiers040"}` → the
+    venv's Python (built when missing; mcpgym-openenv-core holds mcpgym itself too)."""
     subprocess.run(["bash", str(ROOT / ".ci" / "bridge-venvs.sh")], check=True, timeout=1500)
     return {
         name: VENVS / name / "bin" / "python"
-        for name in ("openenv", "verifiers031", "verifiers040")
+        for name in (
+            "openenv",
+            "openenv-core",
+            "mcpgym-openenv-core",
+            "verifiers031",
+            "verifiers040",
+        )
     }

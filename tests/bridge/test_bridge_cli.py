@@ -16,7 +16,7 @@ pytestmark = pytest.mark.timeout(120)
 @pytest.mark.parametrize(
     ("extra", "says"),
     [
-        ([], "--bridge needs --python"),
+        ([], "openenv is not installed beside mcpgym"),
         (["--python", "/no/such/python"], "is not an executable file"),
         (["--python", sys.executable, "--bridge-options", "[1]"], "must be a JSON object"),
         (["--python", sys.executable, "--bridge-options", "{"], "is not JSON"),
@@ -32,5 +32,12 @@ def test_usage_errors(extra: list[str], says: str) -> None:
 def test_help_names_the_backends() -> None:
     out = subprocess.run([*MCPGYM, "serve", "--help"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0
-    for word in ("--bridge", "verifiers-classic", "verifiers-v1", "--python", "--bridge-path"):
+    for word in (
+        "--bridge",
+        "verifiers-classic",
+        "verifiers-v1",
+        "--python",
+        "--bridge-path",
+        "action",
+    ):
         assert word in out.stdout

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from bridge_helpers import FIXTURES, run_in, serve_bridge
 
+from helpers.compat import OPENENV_ENV, VERIFIERS_031_ENV, VERIFIERS_040_ENV, compat
 from helpers.mcp import http_client
 from helpers.server import run_server
 from mcpgym import CallToolAction, SyncEnvClient
@@ -83,6 +84,27 @@ CASES = [
 ]
 
 
+@compat(
+    VERIFIERS_040_ENV,
+    "mcpgym SyncEnvClient",
+    "works",
+    "a v1 taskset with an MCP toolset through --bridge verifiers-v1: the final reward "
+    "equals verifiers' own scoring",
+)
+@compat(
+    VERIFIERS_031_ENV,
+    "mcpgym SyncEnvClient",
+    "works",
+    "a ToolEnv through --bridge verifiers-classic: the final reward equals verifiers' own"
+    " rollout scoring",
+)
+@compat(
+    OPENENV_ENV,
+    "mcpgym SyncEnvClient",
+    "works",
+    "a FastMCP-based MCPEnvironment through --bridge openenv: per-step rewards equal to "
+    "OpenEnv's own scoring of the same actions",
+)
 @pytest.mark.parametrize("case", CASES, ids=[c.backend for c in CASES])
 def test_episode_through_mcpgym_client(worker_venvs: dict[str, Path], case: Case) -> None:
     python = worker_venvs[case.venv]
@@ -92,14 +114,21 @@ def test_episode_through_mcpgym_client(worker_venvs: dict[str, Path], case: Case
         SyncEnvClient(server.url, timeout=150) as client,
     ):
         first = client.reset(**case.reset)
-        assert first.observation.metadata["bridge"]["backend"] == case.backend
+        if case.backend == "openenv":  # OpenEnv's own reset observation, as its server sends it
+            assert first.observation.metadata == {"start": 2}
+        else:
+            assert first.observation.metadata["bridge"]["backend"] == case.backend
         names = {t.name for t in client.list_tools()}
         assert {name for name, _ in case.calls} <= names
         got = []
         for name, arguments in case.calls:
             res = client.step(CallToolAction(tool_name=name, arguments=arguments))
             assert res.observation.error is None, res.observation.error  # type: ignore[attr-defined]
-            assert res.observation.result["reward"] == res.reward  # type: ignore[attr-defined]
+            result = res.observation.result  # type: ignore[attr-defined]
+            if case.backend == "openenv":  # OpenEnv's CallToolObservation: FastMCP's result
+                assert "data" in result, result
+            else:
+                assert result["reward"] == res.reward
             got.append((res.reward, res.done))
     want = case.library_rewards(python, case.reset, case.calls)
     assert [reward for reward, _ in got] == pytest.approx(want)
@@ -107,6 +136,24 @@ def test_episode_through_mcpgym_client(worker_venvs: dict[str, Path], case: Case
     assert want[-1] is not None and want[-1] > 0
 
 
+@compat(
+    VERIFIERS_040_ENV,
+    "official mcp client (production /mcp)",
+    "works",
+    "tools with their schemas; the final reward equals verifiers' own scoring",
+)
+@compat(
+    VERIFIERS_031_ENV,
+    "official mcp client (production /mcp)",
+    "works",
+    "tools with their schemas; the final reward equals verifiers' own scoring",
+)
+@compat(
+    OPENENV_ENV,
+    "official mcp client (production /mcp)",
+    "works",
+    "tools with their schemas; each result's structured content carries the reward and the end",
+)
 @pytest.mark.parametrize("case", CASES, ids=[c.backend for c in CASES])
 async def test_episode_through_spec_mcp_client(worker_venvs: dict[str, Path], case: Case) -> None:
     """Production mode: the official client sees the tools with their schemas; each result's
@@ -117,11 +164,15 @@ async def test_episode_through_spec_mcp_client(worker_venvs: dict[str, Path], ca
             listed = {t.name: t for t in (await client.list_tools()).tools}
             for name, arguments in case.default_calls:
                 assert set(arguments) <= set(listed[name].input_schema.get("properties", {}))
-            results = []
+            results, texts = [], []
             for name, arguments in case.default_calls:
                 result = await client.call_tool(name, arguments)
                 assert not result.is_error, result.content
                 results.append(result.structured_content)
+                texts.append("".join(getattr(c, "text", "") for c in result.content))
+    if case.backend == "openenv":  # the tool's own value, as OpenEnv's MCPToolClient reads it
+        assert texts == ["7", "wrong"], texts
+        return
     want = case.library_rewards(python, {}, case.default_calls)
     assert [r["reward"] for r in results] == pytest.approx(want)  # type: ignore[index]
     assert results[-1]["done"] is True  # type: ignore[index]

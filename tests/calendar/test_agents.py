@@ -18,7 +18,7 @@ from calendar_gym.suite import parse_spec_id, specs
 from calendar_gym.tasks import load_suite
 from mcpgym.harness.agents import load_agent
 from mcpgym.harness.episodes import EpisodeRecord, EpisodeSpec
-from mcpgym.harness.runner import run_evaluation
+from mcpgym.harness.eval.runner import run_evaluation
 
 SUITE = load_suite("1")  # the naive rules are pinned on suite v1 (v2: test_validity.py)
 

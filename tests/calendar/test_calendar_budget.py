@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from calendar_gym import CalendarEnv
-from calendar_gym.event_query import CALL_BUDGET
+from calendar_gym.events.query import CALL_BUDGET
 from mcpgym import CallToolAction
 
 NY = "America/New_York"  # suite v2: a recurring event names its zone

@@ -236,12 +236,12 @@ def test_unknown_tool_with_nearest_names(call: Caller) -> None:
 
 
 def test_internal(call: Caller, monkeypatch: pytest.MonkeyPatch) -> None:
-    import calendar_gym.tools_misc
+    import calendar_gym.tools.misc
 
     def boom(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(calendar_gym.tools_misc, "search", boom)
+    monkeypatch.setattr(calendar_gym.tools.misc, "search", boom)
     error = check(call.fail("directory_search", query="bob"), "INTERNAL", None)
     assert "disk on fire" not in error["message"]  # internals are not leaked to the agent
     assert call.env.state.errors == 1
@@ -385,7 +385,8 @@ class TestCorrections:
 # and of Google's global error reasons; then those seen from the live calendar in public error
 # reports but not on the guide (docs/calendar_gym.md, "Google error mode", says which is which).
 DOCUMENTED = {"timeRangeEmpty", "notFound", "duplicate", "deleted", "backendError", "required",
-              "invalid", "badRequest", "forbidden", "insufficientPermissions"}  # fmt: skip
+              "invalid", "badRequest", "forbidden", "insufficientPermissions",
+              "quotaExceeded"}  # fmt: skip
 OBSERVED = {"requiredAccessLevel", "cannotChangeOwnAcl"}
 
 

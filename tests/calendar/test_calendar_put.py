@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from calendar_gym import CALENDAR_IDS, CODES
-from calendar_gym.colors import CALENDAR_COLORS, calendar_color_for
+from calendar_gym.world.colors import CALENDAR_COLORS, calendar_color_for
 from helpers.cal import Caller
 
 HIRING = CALENDAR_IDS["hiring"]  # Alice owns it; Bob is a writer, Carol a reader

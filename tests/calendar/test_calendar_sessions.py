@@ -152,7 +152,7 @@ def test_shared_world_makes_a_share_visible_to_the_grantee() -> None:
     finally:
         alice.close()
         bob.close()
-    from calendar_gym.shared import SHARED_WORLDS
+    from calendar_gym.world.store import SHARED_WORLDS
 
     assert "office" not in SHARED_WORLDS  # released with its last session
 

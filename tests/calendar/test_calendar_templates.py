@@ -1,4 +1,4 @@
-"""Patched templates (calendar_gym/store.py): built once per (version, now, patch), copied per
+"""Patched templates (calendar_gym/world/store.py): built once per (version, now, patch), copied per
 reset, and nothing a session does reaches the template, a later reset or another session.
 
 Every table of the world (`TABLES`) is written in every way a session can (update each column
@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from calendar_gym import CalendarEnv
-from calendar_gym.schema import TABLES
-from calendar_gym.store import Store, patch_digest
+from calendar_gym.world.schema import TABLES
+from calendar_gym.world.store import Store, patch_digest
 
 NOW = "2026-03-04T14:00:00Z"
 

@@ -12,7 +12,7 @@ import pytest
 
 import calendar_gym
 from calendar_gym import CALENDAR_IDS, EVENT_IDS, WORLD_VERSION
-from calendar_gym.store import Store
+from calendar_gym.world.store import Store
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "calendar_gym.md"
 MODULES = sorted(m.name for m in pkgutil.iter_modules(calendar_gym.__path__, "calendar_gym."))
@@ -81,12 +81,12 @@ def test_docs_examples_run() -> None:
 
 
 def test_seed_world_and_seed_events_do_not_import_each_other() -> None:
-    """The ids both need live in `world_ids`: no import circle, no fill-by-side-effect."""
+    """The ids both need live in `world.ids`: no import circle, no fill-by-side-effect."""
     import ast
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[2] / "calendar_gym"
-    for name, other in (("seed_events", "seed_world"), ("world_ids", "seed_world")):
+    root = Path(__file__).resolve().parents[2] / "calendar_gym" / "world"
+    for name, other in (("seed_events", "seed"), ("ids", "seed")):
         tree = ast.parse((root / f"{name}.py").read_text(encoding="utf-8"))
         imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-        assert f"calendar_gym.{other}" not in imported, name
+        assert f"calendar_gym.world.{other}" not in imported, name

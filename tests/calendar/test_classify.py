@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from calendar_gym.classify import ALL_LABELS, LABELS, PUBLISHED_SPLIT, Call, classify, counts
+from calendar_gym.tasks.classify import ALL_LABELS, LABELS, PUBLISHED_SPLIT, Call, classify, counts
 from calendar_gym.tasks.model import Task
 
 BOB = "bob@acme.test"

@@ -1,4 +1,4 @@
-"""The main job, `python -m calendar_gym.demo`: a small subset in process, the real command
+"""The main job, `python -m calendar_gym.bench.demo`: a small subset in process, the real command
 against a real `mcpgym serve` subprocess, and its exit codes."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from calendar_gym import demo
+from calendar_gym.bench import demo
 
 
 def _summary(folder: Path) -> dict[str, Any]:
@@ -44,6 +44,16 @@ def test_demo_in_process_prints_tables_and_writes_the_report(
     section = oracle["sections"]["Calendar benchmark"]
     assert section["success"]["overall"] == 1.0
     assert set(section["published_split"]) == {"wrong_tool", "wrong_args", "wrong_order", "other"}
+    # issue 29: the section's labelled calls and the report's tool errors are two figures, and
+    # the section says which is which, with the tool errors the report counts
+    for agent in ("naive", "random"):
+        summary = _summary(tmp_path / agent)
+        split = summary["sections"]["Calendar benchmark"]["failures"]
+        assert split["tool_errors"] == summary["tool_error_calls"], agent
+        assert split["calls"] == summary["tool_calls"]["total"], agent
+        html = (tmp_path / agent / "report.md").read_text(encoding="utf-8")
+        assert f"{split['total']} labelled calls are not the report's tool-error figure" in html
+        assert f"{split['tool_errors']} of them tool errors" in html
 
 
 class _Idle:
@@ -86,7 +96,7 @@ def test_serve_starts_a_real_server_and_stops_it() -> None:
 @pytest.mark.server
 def test_the_main_job_command_against_a_served_environment(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "calendar_gym.demo", "--limit", "1", "--out", str(tmp_path),
+        [sys.executable, "-m", "calendar_gym.bench.demo", "--limit", "1", "--out", str(tmp_path),
          "--quiet"],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
@@ -124,7 +134,7 @@ def test_the_report_renders_code_and_links_keeps_colours_and_names_no_port(tmp_p
 def test_the_demo_fits_80_columns(tmp_path: Path) -> None:
     env = {**os.environ, "COLUMNS": "80", "TERM": "xterm"}
     done = subprocess.run(
-        [sys.executable, "-m", "calendar_gym.demo", "--limit", "1", "--tiers", "T1", "T4",
+        [sys.executable, "-m", "calendar_gym.bench.demo", "--limit", "1", "--tiers", "T1", "T4",
          "--out", str(tmp_path)],
         capture_output=True, text=True, timeout=300, env=env,
     )  # fmt: skip

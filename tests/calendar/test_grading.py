@@ -11,17 +11,17 @@ import pytest
 
 from calendar_gym import CALENDAR_IDS, EVENT_IDS, CalendarEnv
 from calendar_gym.agents import NaiveAgent
-from calendar_gym.classify import Call
-from calendar_gym.grading import TASK_RUBRIC, allowed, call_stats, check_assertions, grade
-from calendar_gym.store import Store
 from calendar_gym.suite import regrade, specs
 from calendar_gym.tasks import Task, load_suite
+from calendar_gym.tasks.classify import Call
+from calendar_gym.tasks.grading import TASK_RUBRIC, allowed, call_stats, check_assertions, grade
 from calendar_gym.tasks.snapshot import ChangeLog, diff, snapshot
+from calendar_gym.world.store import Store
 from mcpgym import CallToolAction, CallToolObservation
 from mcpgym.errors import InvalidRequest
-from mcpgym.harness.runner import run_evaluation
+from mcpgym.harness.eval.runner import run_evaluation
 
-SUITE = load_suite()
+SUITE = load_suite("2")  # the grading machinery as suite v2 defines it (v3: test_validity_v3)
 ALICE = "alice@acme.test"
 HIRING, MARKETING = CALENDAR_IDS["hiring"], CALENDAR_IDS["marketing"]
 
@@ -33,7 +33,7 @@ def play() -> Iterator[Any]:
 
     def start(task_id: str, **reset: Any) -> tuple[CalendarEnv, Any]:
         env = CalendarEnv()
-        env.reset(task=task_id, **reset)
+        env.reset(task=task_id, **{"suite": "2", **reset})
         made.append(env)
 
         def call(tool: str, **arguments: Any) -> CallToolObservation:
@@ -121,7 +121,7 @@ def _results(task_id: str, env: CalendarEnv, finish: str | None = None) -> dict[
 
 def _fresh(task: Task) -> Any:
     env = CalendarEnv()
-    env.reset(task=task.id)
+    env.reset(task=task.id, suite=task.suite)
     return env.store
 
 
@@ -210,7 +210,9 @@ def test_finish_ends_the_episode_with_reward_grade_and_failures(play: Any) -> No
     assert env.rubric is TASK_RUBRIC
     bad = call("events_insert", **{**HAIRCUT, "start": {"dateTime": "2026-03-05T17:00:00"}})
     assert bad.error is not None and bad.reward == 0.0 and "grade" not in bad.metadata
-    assert env.state.grade["success"] is False  # the grade so far, through state
+    assert env.state.grade is None  # operator-only: never in what an agent or player sees
+    so_far = env.task_grade()
+    assert so_far is not None and so_far.success is False
     call("events_insert", **HAIRCUT)
     obs = call("finish", status="done", summary="booked")
     assert obs.done and obs.reward == 1.0 and obs.metadata["success"] is True
@@ -254,18 +256,17 @@ def test_reset_options_of_a_task_are_checked() -> None:
     with pytest.raises(InvalidRequest, match="invalid task"):
         env.reset(task="t9-nope")
     obs = env.reset(task="t2-bob-moves-code-review", error_mode="plain")
-    assert (
-        obs.metadata["user"] == "bob@acme.test"
-        and obs.metadata["task"] == "t2-bob-moves-code-review"
-    )
-    assert obs.metadata["max_steps"] == 10 and env.state.task == "t2-bob-moves-code-review"
+    assert obs.metadata["user"] == "bob@acme.test" and "task" not in obs.metadata
+    assert env.state.task == "t2-bob-moves-code-review"
     env.reset()  # a plain episode again: no task, no rubric
     assert env.rubric is None and env.task_grade() is None
     env.close()
 
 
 def test_regrading_a_record_by_replay_matches_its_final_metadata() -> None:
-    chosen = specs(tasks=["t2-add-rivera-lunch", "t3-slot-three-people"], phrasings=["natural"])
+    chosen = specs(
+        "2", tasks=["t2-add-rivera-lunch", "t3-slot-three-people"], phrasings=["natural"]
+    )
     result = run_evaluation(CalendarEnv, NaiveAgent(), chosen)
     for record in result.records:
         again = regrade(record)
@@ -288,7 +289,7 @@ def test_regrade_grades_an_episode_that_never_finished() -> None:
         async def aclose(self) -> None:
             return None
 
-    chosen = specs(tasks=["t1-create-haircut"], phrasings=["explicit"], error_modes=["plain"])
+    chosen = specs("2", tasks=["t1-create-haircut"], phrasings=["explicit"], error_modes=["plain"])
     (record,) = run_evaluation(CalendarEnv, Stops(), chosen).records
     assert record.done_reason == "agent_stopped" and "grade" not in record.final_metadata
     meta = regrade(record)

@@ -16,7 +16,7 @@ from calendar_gym.suite import parse_spec_id, specs
 from calendar_gym.tasks import load_suite
 from mcpgym import Observation, StepResult, ToolInfo
 from mcpgym.harness.episodes import AgentAction, EpisodeRecord, EpisodeSpec
-from mcpgym.harness.runner import run_evaluation
+from mcpgym.harness.eval.runner import run_evaluation
 
 SUITE = load_suite()
 TRAPS = {t.id for t in SUITE if t.is_trap}

@@ -18,15 +18,15 @@ import pytest
 from calendar_gym import CalendarEnv
 from calendar_gym.agents import FirstMatchAgent, NaiveAgent, NullAgent, OracleAgent, RandomAgent
 from calendar_gym.agents.reference import STATUSES
-from calendar_gym.seed_world import USERS
 from calendar_gym.suite import specs
 from calendar_gym.tasks import Task, load_suite
 from calendar_gym.tasks.model import READ_TOOLS
 from calendar_gym.tasks.values import entity_value, instant
-from calendar_gym.timeutil import format_in_zone
+from calendar_gym.world.seed import USERS
+from calendar_gym.world.timeutil import format_in_zone
 from mcpgym import CallToolAction
 from mcpgym.harness.episodes import EpisodeRecord
-from mcpgym.harness.runner import run_evaluation
+from mcpgym.harness.eval.runner import run_evaluation
 
 SUITE = load_suite("2")
 TRAPS = [t for t in SUITE if t.is_trap]
@@ -181,7 +181,8 @@ def test_no_error_message_in_the_environment_code_names_a_finish_status() -> Non
     """The defect class, not one example: every string literal in the modules that build errors
     (everything but the finish tool, the task prompts, the graders and the agents)."""
     skip = {"env.py", "suite.py", "classify.py", "grading.py", "report_section.py", "demo.py"}
-    files = [p for p in (ROOT / "calendar_gym").glob("*.py") if p.name not in skip]
+    folders = [ROOT / "calendar_gym" / d for d in ("", "tools", "world", "events")]
+    files = [p for f in folders for p in f.glob("*.py") if p.name not in skip]
     assert len(files) > 15
     for path in files:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):

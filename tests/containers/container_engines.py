@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
-from mcpgym.providers._engine import connect
+from mcpgym.providers._engine import connect, listed
 from mcpgym.providers.docker import DockerProvider
 from mcpgym.providers.image import BuildSpec, build_image
 from mcpgym.providers.podman import PodmanProvider
@@ -72,7 +72,7 @@ class Engine:
         return self.images[target]
 
     def managed(self, run_id: str) -> list[Any]:
-        return self.client.containers.list(all=True, filters={"label": f"io.mcpgym.run={run_id}"})
+        return listed(self.client, {"label": f"io.mcpgym.run={run_id}"})
 
 
 def _start(name: str) -> Engine:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mcpgym.servers.cli import build_parser, main
+from mcpgym.servers.cli.main import build_parser, main
 
 
 @pytest.mark.parametrize(

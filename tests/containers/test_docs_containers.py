@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from container_engines import Engine
+from mcpgym.providers._engine import listed
 
 pytestmark = pytest.mark.timeout(900)
 DOC = Path(__file__).resolve().parents[2] / "docs" / "containers.md"
@@ -32,5 +33,5 @@ def test_containers_doc_example_runs(
     exec(compile(code, str(DOC), "exec"), {"__name__": "docs_containers"})
     out = capsys.readouterr().out
     assert out.count("verdict") == 4
-    managed = engine.client.containers.list(all=True, filters={"label": "io.mcpgym.managed=1"})
-    assert not [c for c in managed if c.labels.get("io.mcpgym.image") == guess_image]
+    managed = listed(engine.client, {"label": "io.mcpgym.managed=1"})
+    assert not [c for c in managed if (c["Labels"] or {}).get("io.mcpgym.image") == guess_image]

@@ -12,6 +12,7 @@ from container_engines import Engine
 from mcpgym.client import EnvClient
 from mcpgym.examples.guess import GuessEnv
 from mcpgym.mcp_client import MCPToolClient
+from mcpgym.providers._engine import listed
 from mcpgym.providers.base import ServerHandle
 
 pytestmark = pytest.mark.timeout(900)
@@ -76,7 +77,7 @@ async def test_sixteen_containers_episodes_mcp_and_clean_stop(
         assert max(times) < 2.0, times
         assert provider.handles == []
     for h in handles:  # removal verified by listing with an exact name filter
-        assert engine.client.containers.list(all=True, filters={"name": f"^/?{h.id}$"}) == []
+        assert listed(engine.client, {"name": f"^/?{h.id}$"}) == []
     assert engine.managed(provider.run_id) == []
     assert {n.name for n in engine.client.networks.list()} == networks
     assert {v.name for v in engine.client.volumes.list()} == volumes

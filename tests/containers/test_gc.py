@@ -1,4 +1,5 @@
-"""A caller killed mid-run leaves labelled containers; `mcpgym providers gc` removes just those."""
+"""A caller killed mid-run without its reaper (`reaper=False`; see test_reaper.py for the default)
+leaves labelled containers; `mcpgym providers gc` removes just those."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import textwrap
 import pytest
 
 from container_engines import Engine
+from mcpgym.providers._engine import listed
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -23,7 +25,7 @@ CHILD = textwrap.dedent(
 
     async def main() -> None:
         cls = PodmanProvider if sys.argv[1] == "podman" else DockerProvider
-        provider = cls(sys.argv[3], engine=sys.argv[2], health_deadline_s=300)
+        provider = cls(sys.argv[3], engine=sys.argv[2], health_deadline_s=300, reaper=False)
         handles = await asyncio.gather(provider.start(), provider.start())
         print(json.dumps({"run": provider.run_id, "ids": [h.id for h in handles]}), flush=True)
         await asyncio.Event().wait()  # mid-run: killed here, never cleans up
@@ -76,9 +78,10 @@ def test_gc_removes_what_a_killed_run_left_and_spares_live_runs(
         assert all(f"removed container {i}" in done.stdout for i in started["ids"]), done.stdout
         assert engine.managed(started["run"]) == []
         for cid in started["ids"]:
-            assert engine.client.containers.list(all=True, filters={"name": f"^/?{cid}$"}) == []
+            assert listed(engine.client, {"name": f"^/?{cid}$"}) == []
         # The live run is untouched until named.
-        assert [c.name for c in engine.managed(live.run_id)] == [live_handle.id]
+        names = [c["Names"][0].lstrip("/") for c in engine.managed(live.run_id)]
+        assert names == [live_handle.id]
         assert live_handle.id not in done.stdout
     assert engine.managed(live.run_id) == []
     again = _gc(engine).stdout

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -131,3 +134,68 @@ def test_project_without_env_name_says_how_to_fix(tmp_path: Path) -> None:
 
 def test_default_tag() -> None:
     assert default_tag("calendar_gym:CalendarEnv") == "mcpgym-calendar-gym:latest"
+
+
+def test_a_module_in_the_current_folder_is_found_as_serve_finds_it(tmp_path: Path) -> None:
+    """`mcpgym build drawers:Drawers` run from the folder holding drawers.py (issue 29: one
+    import rule for every command). `-P` keeps the current folder off `sys.path`, as a console
+    script's is; the context is built to the point of copying the module."""
+    (tmp_path / "drawers_here.py").write_text("from mcpgym.examples.guess import GuessEnv\n")
+    probe = (
+        "import sys, os; from mcpgym.providers.image import _module_files\n"
+        "assert os.getcwd() not in sys.path and '' not in sys.path\n"
+        "print(_module_files('drawers_here'))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-P", "-c", probe],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert str(tmp_path / "drawers_here.py") in done.stdout
+
+
+def _no_pip(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "pip" else real(name, *a)
+    )
+
+
+def test_a_venv_without_pip_builds_with_uv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`uv venv` makes environments without pip; `mcpgym build` then builds wheels with uv."""
+    import shutil
+
+    from mcpgym.providers.image import _build_wheel
+
+    if shutil.which("uv") is None:
+        pytest.skip("uv is not on PATH")
+    project = tmp_path / "proj"
+    (project / "proj_pkg").mkdir(parents=True)
+    (project / "proj_pkg" / "__init__.py").write_text("")
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "proj-pkg"\nversion = "0.1"\n'
+        '[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n'
+    )
+    _no_pip(monkeypatch)
+    wheel = _build_wheel(project, tmp_path / "out")
+    assert wheel.name.startswith("proj_pkg-0.1-") and wheel.suffix == ".whl"
+
+
+def test_neither_pip_nor_uv_is_one_line_with_the_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    from mcpgym.providers.image import _build_wheel
+
+    _no_pip(monkeypatch)
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None)
+    with pytest.raises(ProviderError, match=r"neither pip nor uv; fix: python -m ensurepip"):
+        _build_wheel(tmp_path, tmp_path / "out")

@@ -22,7 +22,7 @@ from starlette.routing import Route
 from mcpgym import Action, CallToolObservation, Observation, StepResult, ToolInfo
 from mcpgym.examples.guess import GuessEnv
 from mcpgym.harness.episodes import AgentAction, EpisodeSpec
-from mcpgym.harness.report import ReportSection, Text
+from mcpgym.harness.eval.report import ReportSection, Text
 
 
 def secret(seed: int, low: int = 1, high: int = 100) -> int:

@@ -19,8 +19,8 @@ from mcpgym.harness.agents import (
     register_agent,
 )
 from mcpgym.harness.episodes import Agent, seeded_specs
-from mcpgym.harness.llm_agent import LLMAgent
-from mcpgym.harness.runner import evaluate
+from mcpgym.harness.eval.runner import evaluate
+from mcpgym.harness.llm.agent import LLMAgent
 
 
 class FakeEntryPoint:

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from helpers.wait import wait_until
-from mcpgym.harness.cli import main
+from mcpgym.harness.eval.cli import main
 
 HERE = Path(__file__).resolve().parent
-EVAL = [sys.executable, "-m", "mcpgym.harness.cli", "eval"]
+EVAL = [sys.executable, "-m", "mcpgym.harness.eval.cli", "eval"]
 
 
 def complete_records(path: Path) -> list[str]:
@@ -158,7 +158,7 @@ def test_a_killed_run_resumes_with_only_the_missing_episodes(tmp_path: Path) -> 
     reason="the eval entry point is not installed (pyproject [project.entry-points])",
 )
 def test_mcpgym_eval_is_a_subcommand_of_mcpgym(tmp_path: Path) -> None:
-    from mcpgym.servers.cli import main as mcpgym_main
+    from mcpgym.servers.cli.main import main as mcpgym_main
 
     code = mcpgym_main(
         [

@@ -17,26 +17,34 @@ from eval_helpers import Bisect, Scripted
 
 from mcpgym.examples.guess import GuessEnv
 from mcpgym.harness.episodes import EpisodeRecord, EpisodeSpec, episode_success, repeat
-from mcpgym.harness.report import Bars, ReportSection, Table, Text, render_html
-from mcpgym.harness.runner import evaluate, run_evaluation
-from mcpgym.harness.store import CorruptEpisodes, EpisodeStore
-from mcpgym.harness.summary import mean_stderr, pass_at_k, percentiles, summarize
-from mcpgym.harness.svg import bar_chart
+from mcpgym.harness.eval.report import (
+    Bars,
+    ReportSection,
+    Table,
+    Text,
+    render_html,
+    render_markdown,
+)
+from mcpgym.harness.eval.runner import evaluate, run_evaluation
+from mcpgym.harness.eval.sections import standard_sections
+from mcpgym.harness.eval.store import CorruptEpisodes, EpisodeStore
+from mcpgym.harness.eval.summary import mean_stderr, pass_at_k, percentiles, summarize
+from mcpgym.harness.eval.svg import bar_chart
 
 MODULES = [
     "agents",
-    "cli",
+    "eval.cli",
     "episodes",
-    "llm_agent",
+    "llm.agent",
     "loop",
-    "progress",
-    "report",
-    "runner",
-    "sections",
+    "eval.progress",
+    "eval.report",
+    "eval.runner",
+    "eval.sections",
     "sessions",
-    "store",
-    "summary",
-    "svg",
+    "eval.store",
+    "eval.summary",
+    "eval.svg",
 ]
 
 
@@ -107,7 +115,7 @@ def test_summary_counts_errors_tool_errors_and_tags() -> None:
     s = summarize(records)
     assert (s["episodes"], s["successes"], s["errors"]) == (3, 1, 1)
     assert s["tool_errors"] == {"invalid_args": 2, "timeout": 1}
-    assert s["tool_error_rate"] == 0.5
+    assert s["tool_error_rate"] == 0.5 and s["tool_error_calls"] == 3
     assert s["done_reasons"] == {"done": 2, "turn_timeout": 1}
     assert s["error_messages"] == {"a turn exceeded 1 s": 1}
     assert s["by_tag"]["tier"]["T1"]["success_rate"] == 0.5
@@ -243,3 +251,18 @@ def test_the_docs_examples_run() -> None:
     assert len(blocks) == 2
     for i, block in enumerate(blocks):
         exec(compile(block, f"docs/evaluation.md[{i}]", "exec"), {"__name__": "docs_evaluation"})
+
+
+def test_the_report_counts_failed_tool_calls_with_one_figure() -> None:
+    """Issue 29: the report's tool-error count and its other counts disagreed. `tool_error_calls`
+    is computed once (in `summarize`) and every place of the report that counts failed tool
+    calls prints that figure."""
+    records = [
+        rec(0, True, tool_calls=5, tool_errors={"invalid_args": 2}),
+        rec(1, False, tool_calls=3, tool_errors={"execution_error": 1, "invalid_args": 1}),
+    ]
+    s = summarize(records)
+    assert s["tool_error_calls"] == 4 == sum(s["tool_errors"].values())
+    md = render_markdown("t", standard_sections(s, {"agent": "a"}))
+    assert "| tool errors | 4 of 8 calls (50.0%) |" in md
+    assert "**Tool errors by type (4 failed calls)**" in md

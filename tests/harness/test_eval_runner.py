@@ -15,8 +15,8 @@ from mcpgym import Environment, Observation, State
 from mcpgym.examples.guess import GuessEnv
 from mcpgym.harness.agents import RandomAgent
 from mcpgym.harness.episodes import EpisodeRecord, EpisodeSpec, repeat, seeded_specs
-from mcpgym.harness.runner import evaluate
-from mcpgym.harness.store import EpisodeStore
+from mcpgym.harness.eval.runner import evaluate
+from mcpgym.harness.eval.store import EpisodeStore
 
 
 def lines_without_timing(path: Path) -> list[dict[str, Any]]:

@@ -11,9 +11,9 @@ from eval_helpers import Bisect
 from helpers.server import run_server
 from mcpgym.examples.guess import GuessEnv
 from mcpgym.harness.agents import RandomAgent
-from mcpgym.harness.cli import main
 from mcpgym.harness.episodes import seeded_specs
-from mcpgym.harness.runner import evaluate
+from mcpgym.harness.eval.cli import main
+from mcpgym.harness.eval.runner import evaluate
 from mcpgym.servers import create_app
 
 pytestmark = pytest.mark.server

@@ -10,9 +10,13 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
-from mcpgym.harness.export_verifiers import ExportError, write_package
+from calendar_gym import CalendarEnv
+from helpers.server import run_server
+from mcpgym.harness.export.verifiers import ExportError, collect_tasks, write_package
+from mcpgym.servers import create_app
 
 HOSTILE_TEXT = [
     'a"""b',
@@ -77,3 +81,14 @@ def test_control_characters_are_refused(tmp_path: Path, bad: str) -> None:
         with pytest.raises(ExportError, match="control characters"):
             _write(tmp_path, **{field: f"http://h/{bad}"})
     assert list(tmp_path.iterdir()) == []
+
+
+def test_calendar_gym_prompts_come_from_its_task_listing() -> None:
+    """Calendar's reset observation has no prompt; its task rows do: every exported task has
+    the row's prompt (a prompt-less task makes every vf-eval rollout fail)."""
+    with run_server(create_app(CalendarEnv)) as server:
+        tasks = collect_tasks(server.url, splits=["v2"])
+        rows = httpx.get(f"{server.url}/tasks/v2", params={"stop": 200}, timeout=60).json()
+    assert len(tasks) == 102
+    assert [t["prompt"] for t in tasks] == [r["prompt"] for r in rows["tasks"]]
+    assert all(isinstance(t["prompt"], str) and len(t["prompt"]) > 40 for t in tasks)

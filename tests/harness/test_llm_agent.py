@@ -13,10 +13,10 @@ from eval_helpers import ScriptedModel, secret, tool_call
 from helpers.server import run_server
 from mcpgym import ToolInfo
 from mcpgym.examples.guess import GuessEnv
-from mcpgym.harness.cli import main
 from mcpgym.harness.episodes import EpisodeSpec
-from mcpgym.harness.llm_agent import LLMAgent, openai_tools
-from mcpgym.harness.runner import evaluate
+from mcpgym.harness.eval.cli import main
+from mcpgym.harness.eval.runner import evaluate
+from mcpgym.harness.llm.agent import LLMAgent, openai_tools
 
 pytestmark = pytest.mark.server
 

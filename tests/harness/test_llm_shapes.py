@@ -20,11 +20,11 @@ from starlette.routing import Route
 from helpers.server import run_server
 from mcpgym import ToolInfo
 from mcpgym.examples.guess import GuessEnv
-from mcpgym.harness.cli import main
 from mcpgym.harness.episodes import EpisodeSpec
-from mcpgym.harness.llm_agent import LLMAgent, ModelError
-from mcpgym.harness.llm_messages import assistant_message, compact_schema, openai_tools
-from mcpgym.harness.runner import evaluate
+from mcpgym.harness.eval.cli import main
+from mcpgym.harness.eval.runner import evaluate
+from mcpgym.harness.llm.agent import LLMAgent, ModelError
+from mcpgym.harness.llm.messages import assistant_message, compact_schema, openai_tools
 
 SEED = 11
 

@@ -14,7 +14,7 @@ import pytest
 
 from helpers.wait import wait_until
 from mcpgym.harness.adapters.process import descendants
-from mcpgym.harness.harness_env import HarnessEnvironment
+from mcpgym.harness.hosted.env import HarnessEnvironment
 
 HERE = Path(__file__).resolve().parent
 AGENT = [sys.executable, str(HERE / "ndjson_agent.py")]

@@ -20,8 +20,8 @@ from calendar_gym.suite import specs
 from calendar_gym.tasks.loader import load_suite
 from calendar_gym.tasks.model import Task
 from calendar_gym.tasks.values import entity_value, resolve
-from mcpgym.harness.adapters.eval import HarnessEvalConfig, harness_eval
-from mcpgym.harness.runner import evaluate
+from mcpgym.harness.eval.harness import HarnessEvalConfig, harness_eval
+from mcpgym.harness.eval.runner import evaluate
 from scripted_model import Say, ScriptedModel, StepContext, call, say
 from scripted_model.server import scripted_proxy
 

@@ -17,7 +17,7 @@ from harness_envs import CallLogEnv
 
 from helpers.wait import await_until
 from mcpgym.harness.adapters import CliAdapter, OneShotCliAdapter
-from mcpgym.harness.harness_env import HarnessAction, HarnessEnvironment
+from mcpgym.harness.hosted.env import HarnessAction, HarnessEnvironment
 
 pytestmark = pytest.mark.server
 

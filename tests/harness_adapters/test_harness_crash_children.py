@@ -16,7 +16,7 @@ from harness_envs import CallLogEnv
 
 from mcpgym.harness.adapters import CliAdapter
 from mcpgym.harness.adapters.process import HarnessProcess, descendants, marked
-from mcpgym.harness.harness_env import HarnessAction, HarnessEnvironment
+from mcpgym.harness.hosted.env import HarnessAction, HarnessEnvironment
 
 pytestmark = pytest.mark.server
 

@@ -10,9 +10,9 @@ import pytest
 from conftest import AGENT
 from harness_envs import CallLogEnv
 
-from mcpgym.harness.adapters.eval import HarnessEvalConfig, add_arguments, harness_eval
 from mcpgym.harness.episodes import EpisodeSpec
-from mcpgym.harness.runner import evaluate
+from mcpgym.harness.eval.harness import HarnessEvalConfig, add_arguments, harness_eval
+from mcpgym.harness.eval.runner import evaluate
 from mcpgym.harness.trajectory import read_trajectories
 
 pytestmark = pytest.mark.server

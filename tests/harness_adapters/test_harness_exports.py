@@ -16,7 +16,7 @@ MODULES = [
     "mcpgym.harness.adapters.events",
     "mcpgym.harness.adapters.home",
     "mcpgym.harness.adapters.episode",
-    "mcpgym.harness.harness_env",
+    "mcpgym.harness.hosted.env",
 ]
 
 

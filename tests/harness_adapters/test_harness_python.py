@@ -14,7 +14,7 @@ from mcp.shared.exceptions import MCPError
 from mcpgym.errors import SessionError
 from mcpgym.harness.adapters import PythonAdapter, PythonHarnessContext, TurnComplete
 from mcpgym.harness.adapters.python import PythonAgent
-from mcpgym.harness.harness_env import HarnessAction, HarnessEnvironment
+from mcpgym.harness.hosted.env import HarnessAction, HarnessEnvironment
 from mcpgym.rubrics import rubric
 
 pytestmark = pytest.mark.server

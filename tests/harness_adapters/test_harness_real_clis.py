@@ -21,7 +21,7 @@ from harness_envs import CallLogEnv
 
 from mcpgym.harness.adapters import make_adapter
 from mcpgym.harness.capture import CaptureProxy
-from mcpgym.harness.harness_env import HarnessAction, HarnessEnvironment
+from mcpgym.harness.hosted.env import HarnessAction, HarnessEnvironment
 from scripted_model import ScriptedModel, call, say
 from scripted_model.clis import find_cli
 from scripted_model.server import scripted_proxy

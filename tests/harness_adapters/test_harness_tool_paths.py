@@ -24,9 +24,9 @@ from calendar_gym.tasks.loader import load_suite
 from calendar_gym.tasks.values import entity_value, resolve
 from mcpgym import MCPEnvironment
 from mcpgym.harness.adapters import PythonAdapter, PythonHarnessContext
-from mcpgym.harness.adapters.eval import HarnessUser
-from mcpgym.harness.harness_env import HarnessAction, HarnessEnvironment
-from mcpgym.harness.runner import evaluate
+from mcpgym.harness.eval.harness import HarnessUser
+from mcpgym.harness.eval.runner import evaluate
+from mcpgym.harness.hosted.env import HarnessAction, HarnessEnvironment
 from mcpgym.harness.sessions import InProcess
 
 pytestmark = pytest.mark.server

@@ -12,8 +12,8 @@ from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
 from mcpgym.harness.adapters import PythonAdapter, PythonHarnessContext
-from mcpgym.harness.harness_env import HarnessEnvironment
-from mcpgym.harness.routes_harness import add_harness_route, harness_app
+from mcpgym.harness.hosted.env import HarnessEnvironment
+from mcpgym.harness.hosted.routes import add_harness_route, harness_app
 from mcpgym.servers import create_app
 
 pytestmark = pytest.mark.server

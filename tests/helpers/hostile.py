@@ -105,7 +105,7 @@ def mcp_call(
     return json.loads(text)
 
 
-class OwnCallsEnv(InlineBusyEnv):
+class OwnCalls(MCPEnvironment):
     """Runs tools its own way (overrides `call_tool` and `call_tool_sync`, as Calendar Gym does):
     the framework's execution rules must still apply."""
 
@@ -116,4 +116,47 @@ class OwnCallsEnv(InlineBusyEnv):
 
     def call_tool_sync(self, name: str, arguments: dict[str, Any] | None) -> Any:
         spec = self.get_tool(name)
-        return spec.dump_result(getattr(self, spec.method)(**spec.validate(arguments)))
+        return spec.dump_result(self.run_own(spec, spec.validate(arguments)))
+
+    def run_own(self, spec: Any, kwargs: dict[str, Any]) -> Any:
+        return getattr(self, spec.method)(**kwargs)
+
+
+class OwnCallsEnv(OwnCalls, InlineBusyEnv):
+    """`InlineBusyEnv` running its tools its own way."""
+
+
+class BigEnv(MCPEnvironment):
+    """Tools whose results are as large as asked: sync in the pool, async on the loop, and a
+    class that runs tools its own way (as Calendar Gym does)."""
+
+    @tool
+    def blob(self, n: int) -> str:
+        """`n` characters."""
+        return "x" * n
+
+    @tool
+    def rows(self, n: int) -> list[dict[str, Any]]:
+        """`n` small rows."""
+        return [{"i": i, "s": "abcdefgh"} for i in range(n)]
+
+    @tool
+    async def ablob(self, n: int) -> str:
+        """`n` characters, from an async tool."""
+        return "y" * n
+
+    @tool
+    def ping(self) -> str:
+        """Answer at once."""
+        return "pong"
+
+
+class BigOwnCallsEnv(OwnCalls, BigEnv):
+    """`BigEnv` running its tools its own way, inline (its async tool made synchronous)."""
+
+    blocking = False
+
+    def run_own(self, spec: Any, kwargs: dict[str, Any]) -> Any:
+        if spec.is_async:
+            return "z" * int(kwargs.get("n", 0))
+        return super().run_own(spec, kwargs)

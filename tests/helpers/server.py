@@ -17,7 +17,7 @@ import httpx
 import uvicorn
 
 from helpers.wait import wait_until
-from mcpgym.servers.limits import uvicorn_options
+from mcpgym.servers.guards.limits import uvicorn_options
 from mcpgym.servers.settings import ServerSettings
 
 

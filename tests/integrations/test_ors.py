@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
+from helpers.compat import ORS_ENV, compat
 from helpers.mcp import MCPGYM
 from helpers.server import run_server
 from helpers.wait import wait_until
@@ -50,7 +51,15 @@ async def _direct(split: str, index: int, moves: list[dict[str, Any]]) -> dict[s
         steps.append((out.model_dump(mode="json"), out.reward, out.finished))
     tries = (await env._call_tool("tries_so_far", {})).root.output
     env.teardown()
-    return {"prompt": prompt, "steps": steps, "tries": tries.model_dump(mode="json")}
+    return {"prompt": prompt, "steps": steps, "tries": tries.model_dump(mode="json")["blocks"]}
+
+
+def _output(res: Any) -> dict[str, Any]:
+    """An mcpgym step read back as the ORS output it served: its text content as blocks."""
+    obs = res.observation
+    blocks = [{"text": b["text"], "detail": None, "type": "text"} for b in obs.result]
+    meta = {k: v for k, v in obs.metadata.items() if k != "tool_events"} or None
+    return {"blocks": blocks, "metadata": meta, "reward": res.reward, "finished": res.done}
 
 
 def _served(url: str, split: str, index: int, moves: list[dict[str, Any]]) -> dict[str, Any]:
@@ -59,12 +68,14 @@ def _served(url: str, split: str, index: int, moves: list[dict[str, Any]]) -> di
         steps = []
         for args in moves:
             res = client.step(CallToolAction(tool_name="guess", arguments=args))
-            steps.append((res.observation.result, res.reward, res.done))  # type: ignore[attr-defined]
+            steps.append((_output(res), res.reward, res.done))
+        # after the end the call still runs (its blocks), but scores 0 (mcpgym counts the end once)
         tries = client.step(CallToolAction(tool_name="tries_so_far"))
+        assert (tries.reward, tries.done) == (0.0, True)
         return {
             "prompt": first.observation.metadata["prompt"],
             "steps": steps,
-            "tries": tries.observation.result,  # type: ignore[attr-defined]
+            "tries": _output(tries)["blocks"],
         }
 
 
@@ -80,10 +91,17 @@ def _ors_http(url: str, split: str, index: int, moves: list[dict[str, Any]]) -> 
             for args in moves:
                 out = dataclasses.asdict(session.call_tool("guess", args))
                 steps.append((out, out["reward"], out["finished"]))
-            tries = dataclasses.asdict(session.call_tool("tries_so_far", {}))
+            tries = dataclasses.asdict(session.call_tool("tries_so_far", {}))["blocks"]
     return {"prompt": prompt, "steps": steps, "tries": tries}
 
 
+@compat(
+    ORS_ENV,
+    "mcpgym SyncEnvClient",
+    "works",
+    "the same actions give the ORS class's prompts, blocks, rewards and finished flags, "
+    "as ors.Server + ORS's client give them",
+)
 def test_same_prompts_rewards_and_finished_flags() -> None:
     with (
         run_server(create_app(ors_environment(ORSGuess))) as running,
@@ -109,13 +127,14 @@ def test_tasks_tools_and_errors() -> None:
         client.reset(task_id="train/1")
         names = sorted(t.name for t in client.list_tools())
         assert names == ["guess", "tries_so_far"]
-        for bad in ({}, {"n": "x"}, {"n": None}, {"n": [1]}, {"m": 1}):
+        # ORS's own input model judges the arguments (as ors.Server does)
+        for bad in ({}, {"n": "x"}, {"n": None}, {"n": [1]}, {"m": 1}, {"n": 1.5}):
             res = client.step(CallToolAction(tool_name="guess", arguments=bad))
             error = res.observation.error  # type: ignore[attr-defined]
             assert error is not None and error.error_type == "invalid_args", (bad, error)
             assert res.reward is None and not res.done
-        # ORS's input models ignore unknown fields; served, the tool does too.
-        ok = client.step(CallToolAction(tool_name="guess", arguments={"n": 7, "extra": 2}))
+        # ORS's input models ignore unknown fields and read "7" as 7; served, the tool does too.
+        ok = client.step(CallToolAction(tool_name="guess", arguments={"n": "7", "extra": 2}))
         assert (ok.reward, ok.done) == (1.0, True)
         res = client.step(CallToolAction(tool_name="nope"))
         assert res.observation.error.error_type == "tool_not_found"  # type: ignore[attr-defined]
@@ -127,6 +146,12 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
+@compat(
+    ORS_ENV,
+    "mcpgym serve --ors",
+    "refused",
+    "a class that is not an ors.Environment: exit 2 with one clear line",
+)
 def test_mcpgym_serve_ors_flag() -> None:
     port = _free_port()
     here = str(Path(__file__).parent)

@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
+from helpers.compat import OPENREWARD_CLIENT, ORS_CLIENT, compat
 from helpers.envs import CrashingRewardEnv, SlowGuessEnv
 from helpers.mcp import MCPGYM
 from helpers.server import run_server
@@ -160,6 +161,13 @@ BAD_CREATE: list[Any] = [
 ]
 
 
+@compat(
+    OPENREWARD_CLIENT,
+    "the ORS wire (openreward extensions)",
+    "refused",
+    "built-in toolsets (toolset_name) and environment overrides are refused with 422, "
+    "opening nothing",
+)
 def test_bad_create_bodies_are_4xx_and_open_nothing(guess_url: str) -> None:
     with httpx.Client(base_url=guess_url, timeout=10) as c:
         sid = _lease(c)
@@ -268,7 +276,10 @@ def test_deleted_and_reaped_sessions() -> None:
             _structured(c.request(method, path, json=body, headers={"X-Session-ID": sid}), 410)
         assert c.post("/delete", headers={"X-Session-ID": sid}).json()["deleted"] is False
         assert c.post("/delete_session", headers={"X-Session-ID": sid}).status_code == 200
-        _open_with(c, sid)  # a deleted id may be created again
+        body = {"task_spec": {"reset": {"secret": 42}}}  # ids are minted: a deleted one is gone
+        _structured(c.post("/create", json=body, headers={"X-Session-ID": sid}), 404)
+        sid = _lease(c)
+        _open_with(c, sid)
         assert c.post("/ping", headers={"X-Session-ID": sid}).status_code == 200
         # Left alone past --idle-timeout, it is reaped like a /ws session.
         wait_until(
@@ -365,6 +376,12 @@ def test_tokens_principals_and_origins() -> None:
                 assert s.call_tool("guess", {"n": 42}).reward == 1.0
 
 
+@compat(
+    ORS_CLIENT,
+    "ors.client.ORS",
+    "refused",
+    "production mode serves no ORS wire: --ors-wire there is a usage error",
+)
 def test_production_mode_has_no_ors_wire() -> None:
     with pytest.raises(ValueError, match="simulation mode only"):
         ServerSettings(mode="production", ors_wire=True)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.compat import OPENENV_CLIENT, compat
 from helpers.server import run_server
 from mcpgym.examples.guess import GuessEnv
 from mcpgym.servers import create_app
@@ -30,6 +31,12 @@ def _drive(python: Path, url: str, actions: list[dict], reset: dict) -> list[dic
     return rows
 
 
+@compat(
+    OPENENV_CLIENT,
+    "GenericEnvClient",
+    "works",
+    "plays a Guess episode over /ws: reset, steps, rewards, done, state",
+)
 def test_openenv_generic_client_plays_an_episode(openenv_python: Path) -> None:
     actions = [
         {"type": "list_tools"},
@@ -53,6 +60,12 @@ def test_openenv_generic_client_plays_an_episode(openenv_python: Path) -> None:
     assert state["state"]["guesses"] == [50]
 
 
+@compat(
+    OPENENV_CLIENT,
+    "GenericEnvClient",
+    "works",
+    "bad actions and tool failures arrive as structured errors it reads",
+)
 def test_openenv_client_sees_structured_errors(openenv_python: Path) -> None:
     """An invalid action is a VALIDATION_ERROR the openenv client reports, not a crash."""
     with run_server(create_app(GuessEnv)) as server:

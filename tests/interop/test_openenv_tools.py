@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from calendar_gym import CalendarEnv
+from helpers.compat import OPENENV_CLIENT, compat
 from helpers.openenv import run_driver
 from helpers.server import run_server
 from mcpgym.examples.guess import GuessEnv
@@ -34,6 +35,12 @@ def _tools(python: Path, url: str, calls: list, token: str | None = None) -> dic
     return {row["op"]: row for row in rows}
 
 
+@compat(
+    OPENENV_CLIENT,
+    "MCPToolClient",
+    "works",
+    "lists and calls Guess's tools in both modes",
+)
 @pytest.mark.parametrize("mode", ["simulation", "production"])
 def test_mcp_tool_client_on_guess(openenv_python: Path, mode: str) -> None:
     """Same tools and mode tags as every other transport; failures raise as OpenEnv's own do."""
@@ -51,6 +58,12 @@ def test_mcp_tool_client_on_guess(openenv_python: Path, mode: str) -> None:
     assert "closed" in got
 
 
+@compat(
+    OPENENV_CLIENT,
+    "MCPToolClient",
+    "works",
+    "bad arguments and business errors raise its own RuntimeError carrying mcpgym's message",
+)
 def test_mcp_tool_client_failures_say_why(openenv_python: Path) -> None:
     """Bad arguments and business errors raise OpenEnv's `RuntimeError` with our message."""
     cases = [({"n": "x"}, "(n)"), ({}, "(n)"), ({"n": 500}, "outside"), ({"n": 1, "m": 2}, "(m)")]
@@ -65,6 +78,12 @@ def test_mcp_tool_client_failures_say_why(openenv_python: Path) -> None:
         assert text.startswith("Tool 'guess' failed: ") and says in text, text
 
 
+@compat(
+    OPENENV_CLIENT,
+    "MCPToolClient",
+    "refused",
+    "without the bearer token of a production server it cannot open a session (401)",
+)
 def test_mcp_tool_client_needs_the_token(openenv_python: Path) -> None:
     """Auth is /mcp's: without the bearer token the client cannot open a session."""
     with run_server(create_app(GuessEnv, mode="production", token="s3cret")) as server:
@@ -78,6 +97,12 @@ def test_mcp_tool_client_needs_the_token(openenv_python: Path) -> None:
     assert "result" in got["call:guess"]
 
 
+@compat(
+    OPENENV_CLIENT,
+    "MCPToolClient",
+    "works",
+    "Calendar Gym in production mode: tools listed and called",
+)
 def test_mcp_tool_client_on_calendar_gym_production(openenv_python: Path) -> None:
     """Each principal's token reaches its own production instance through OpenEnv's client."""
     principals = {"tok-alice": {"user": "alice@acme.test"}, "tok-bob": {"user": "bob@acme.test"}}
@@ -95,6 +120,12 @@ def test_mcp_tool_client_on_calendar_gym_production(openenv_python: Path) -> Non
     assert "raised" in alice["call:events_list"]  # a business error is OpenEnv's tool failure
 
 
+@compat(
+    OPENENV_CLIENT,
+    "typed EnvClient subclass",
+    "works",
+    "plays Guess with its own action and observation classes",
+)
 def test_typed_env_client_plays_guess(openenv_python: Path) -> None:
     """An `EnvClient` subclass with only `_step_payload`/`_parse_result`/`_parse_state`."""
     actions = [
@@ -121,6 +152,12 @@ def test_typed_env_client_plays_guess(openenv_python: Path) -> None:
     assert state == {"op": "state", "type": "State", "episode_id": "typed-1", "step_count": 3}
 
 
+@compat(
+    OPENENV_CLIENT,
+    "typed EnvClient subclass",
+    "works",
+    "plays Calendar Gym tool steps with its own classes",
+)
 def test_typed_env_client_on_calendar_gym(openenv_python: Path) -> None:
     actions = [{"tool_name": "calendarList_list", "arguments": {}}]
     with run_server(create_app(CalendarEnv)) as server:

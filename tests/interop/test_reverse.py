@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.compat import OPENENV_SERVER, compat
 from helpers.openenv import openenv_server
 from mcpgym.client import EnvClient, GenericEnvClient, SyncEnvClient
 from mcpgym.errors import ClientError, RemoteError
@@ -26,6 +27,12 @@ def server(request: pytest.FixtureRequest, openenv_python: Path) -> Iterator[tup
         yield url, request.param
 
 
+@compat(
+    OPENENV_SERVER,
+    "mcpgym SyncEnvClient",
+    "works",
+    "plays an episode on OpenEnv's own create_app server",
+)
 def test_sync_env_client_plays_an_episode(server: tuple[str, str]) -> None:
     url, _ = server
     with SyncEnvClient(url) as env:
@@ -53,6 +60,12 @@ def test_a_bad_action_is_a_remote_error_not_a_resend_loop(server: tuple[str, str
         assert env.call_tool("add", a=1, b=1).result == 2  # the session is still usable
 
 
+@compat(
+    OPENENV_SERVER,
+    "mcpgym EnvClient, GenericEnvClient",
+    "works",
+    "the async and generic clients play the same server",
+)
 def test_async_and_generic_clients(server: tuple[str, str]) -> None:
     url, _ = server
 
@@ -74,6 +87,12 @@ def test_async_and_generic_clients(server: tuple[str, str]) -> None:
     asyncio.run(main())
 
 
+@compat(
+    OPENENV_SERVER,
+    "mcpgym MCPToolClient",
+    "works",
+    "lists and calls an OpenEnv MCP environment's tools, unknown tools as tool_not_found",
+)
 @pytest.mark.parametrize("client_mode", ["production", "simulation"])
 def test_mcp_tool_client(server: tuple[str, str], client_mode: str) -> None:
     """Production falls back to OpenEnv's /mcp dialect; simulation plays over /ws."""

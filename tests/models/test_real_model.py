@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from mcpgym.harness.adapters.eval import HarnessEvalConfig, harness_eval
-from mcpgym.harness.cli import main
 from mcpgym.harness.episodes import EpisodeSpec
-from mcpgym.harness.runner import evaluate
+from mcpgym.harness.eval.cli import main
+from mcpgym.harness.eval.harness import HarnessEvalConfig, harness_eval
+from mcpgym.harness.eval.runner import evaluate
 
 pytestmark = [pytest.mark.models, pytest.mark.timeout(900)]
 

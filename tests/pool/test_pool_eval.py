@@ -16,9 +16,9 @@ from calendar_gym.suite import specs as calendar_specs
 from helpers.wait import await_until
 from mcpgym.examples.guess import GuessEnv  # noqa: F401  (served by the CLI test)
 from mcpgym.harness.agents import RandomAgent
-from mcpgym.harness.cli import main
 from mcpgym.harness.episodes import seeded_specs
-from mcpgym.harness.runner import evaluate
+from mcpgym.harness.eval.cli import main
+from mcpgym.harness.eval.runner import evaluate
 from mcpgym.pool import EnvPool
 from mcpgym.providers.process import ProcessProvider, labelled_processes
 
@@ -95,10 +95,28 @@ def test_cli_pool(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = main([*args, "--episodes", "6", "--max-steps", "4", "--out", str(tmp_path)])
     assert code == 0
     summary = json.loads((tmp_path / "summary.json").read_text())
-    assert summary["episodes"] == 6 and summary["run"]["environment"] == "pool process:2"
+    # the report names the environment (issue 29: it named the pool), and the pool apart
+    environment = "mcpgym.examples.guess:GuessEnv"
+    assert summary["episodes"] == 6 and summary["run"]["environment"] == environment
+    assert summary["run"]["pool"] == "process:2"
+    report = (tmp_path / "report.md").read_text()
+    assert f"# random on {environment}\n" in report and "| pool | process:2 |" in report
     pool = summary["infrastructure"]["pool"]
     assert sum(m["served"] for m in pool["members"]) == 6
-    assert "infrastructure errors" in capsys.readouterr().out
+    out, err = capsys.readouterr()
+    assert "infrastructure errors" in out
+    # the pool's start-up, one line per server on a non-terminal stderr (issue 29: 2.5 s blank)
+    started = [line for line in err.splitlines() if line.startswith("mcpgym eval: starting: ")]
+    assert len(started) == 2, err
+    assert all(" ready at http://127.0.0.1:" in line for line in started)
+    assert "\x1b" not in err  # nothing drawn for a terminal
+
+
+async def test_a_library_pool_names_what_it_serves(tmp_path: Path) -> None:
+    async with EnvPool(ProcessProvider("mcpgym.examples.guess:GuessEnv"), size=1) as pool:
+        result = await evaluate(pool, RandomAgent(seed=1), seeded_specs(2, 0, max_steps=3))
+    assert result.summary["run"]["environment"] == "mcpgym.examples.guess:GuessEnv"
+    assert result.summary["run"]["pool"] == "process:1"
 
 
 @pytest.mark.parametrize(

@@ -20,8 +20,8 @@ from calendar_gym.agents import OracleAgent
 from calendar_gym.suite import specs as calendar_specs
 from helpers.wait import await_until
 from mcpgym.client import EnvClient
-from mcpgym.harness.cli import main
-from mcpgym.harness.runner import evaluate
+from mcpgym.harness.eval.cli import main
+from mcpgym.harness.eval.runner import evaluate
 from mcpgym.pool import EnvPool
 from mcpgym.providers import ProviderError
 
@@ -112,5 +112,6 @@ def test_cli_ray_pool(ray: Any, tmp_path: Path) -> None:
     assert main([*args, "--episodes", "6", "--max-steps", "4", "--out", str(tmp_path)]) == 0
     summary = json.loads((tmp_path / "summary.json").read_text())
     members = summary["infrastructure"]["pool"]["members"]
-    assert summary["run"]["environment"] == "pool ray:2" and len(members) == 2
+    assert summary["run"]["environment"] == "mcpgym.examples.guess:GuessEnv" and len(members) == 2
+    assert summary["run"]["pool"] == "ray:2"
     assert sum(m["served"] for m in members) == 6

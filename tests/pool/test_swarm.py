@@ -22,8 +22,8 @@ from pool_helpers import GateAgent, member_of
 from calendar_gym.agents import OracleAgent
 from calendar_gym.suite import specs as calendar_specs
 from helpers.wait import await_until
-from mcpgym.harness.cli import main
-from mcpgym.harness.runner import evaluate
+from mcpgym.harness.eval.cli import main
+from mcpgym.harness.eval.runner import evaluate
 from mcpgym.pool import EnvPool, make_provider
 from mcpgym.providers import ProviderError
 from mcpgym.providers._engine import connect
@@ -171,8 +171,10 @@ def test_cli_eval_pool_swarm(
     host, _ = swarm
     monkeypatch.setenv("DOCKER_HOST", host)
     args = ["eval", "--image", IMAGE, "--pool", "swarm:3", "--agent", "oracle", "--quiet"]
-    assert main([*args, "--episodes", "6", "--out", str(tmp_path)]) == 0
+    tasks = ["--tasks", "calendar_gym.suite:specs", "--episodes", "6"]  # the oracle plays tasks
+    assert main([*args, *tasks, "--out", str(tmp_path)]) == 0
     summary = json.loads((tmp_path / "summary.json").read_text())
-    assert summary["episodes"] == 6 and summary["run"]["environment"] == "pool swarm:3"
+    assert summary["episodes"] == 6 and summary["success_rate"] == 1.0
+    assert summary["run"]["environment"] == IMAGE and summary["run"]["pool"] == "swarm:3"
     members = summary["infrastructure"]["pool"]["members"]
     assert len(members) == 3 and sum(m["served"] for m in members) == 6

@@ -12,6 +12,7 @@ from mcpgym.client import ClientCore, normalize_url
 from mcpgym.errors import ClientError, RemoteError, RequestTimeout, ServerGone
 from mcpgym.examples.guess import GuessState
 from mcpgym.types import (
+    AnyObservation,
     CallToolAction,
     CallToolObservation,
     ListToolsAction,
@@ -204,6 +205,18 @@ def test_base_observation_recognises_tool_observations() -> None:
     assert plain.reward is None
 
 
+def test_any_servers_own_observation_fields_are_read() -> None:
+    """An OpenEnv server's own fields (`openenv init`'s `echoed_message`): kept with the base
+    model, and fields the caller's strict model does not know are left out, not an error."""
+    reply = json.loads(obs_reply(None, {"metadata": {}, "echoed_message": "hi", "length": 2}, 0.2))
+    obs = ClientCore("http://h:1").parse_step(reply).observation
+    assert isinstance(obs, AnyObservation) and obs.echoed_message == "hi"  # type: ignore[attr-defined]
+    assert obs.model_dump()["length"] == 2 and obs.reward == 0.2
+    strict = ClientCore("http://h:1", observation_type=CountObs)
+    with_extra = json.loads(obs_reply(None, {"count": 3, "echoed_message": "hi"}))
+    assert strict.parse_step(with_extra).observation.count == 3
+
+
 def test_tool_replies_parse_with_tool_models_whatever_the_configured_model() -> None:
     core = ClientCore("http://h:1", observation_type=CountObs)
     listed = json.loads(obs_reply(None, {"tools": [{"name": "a", "description": "d"}]}))
@@ -274,3 +287,14 @@ def test_timeouts_name_the_request() -> None:
     rejected = core.handshake_rejected(403, RuntimeError("HTTP 403"))
     assert rejected.remote_code == "UNAUTHORIZED" and rejected.detail == {"status": 403}
     assert core.handshake_rejected(404, RuntimeError("x")).remote_code == "HTTP_404"
+    # what the server's probes say decides the code (issue 28: not UNAUTHORIZED for a mismatch)
+    ours = {"/health": {"status": "healthy", "mode": "simulation"}}
+    assert core.handshake_rejected(403, RuntimeError("x"), ours).remote_code == "UNAUTHORIZED"
+    prod = {"/health": {"status": "healthy", "mode": "production"}}
+    assert core.handshake_rejected(404, RuntimeError("x"), prod).remote_code == "MODE_MISMATCH"
+    ors_server = {"/health": {"status": "ok"}, "/list_environments": ["shop"]}
+    mismatch = core.handshake_rejected(403, RuntimeError("x"), ors_server)
+    assert mismatch.remote_code == "PROTOCOL_MISMATCH" and "shop" in mismatch.message
+    other = {"/health": {"ok": True}, "/list_environments": None}
+    assert core.handshake_rejected(403, RuntimeError("x"), other).remote_code == "PROTOCOL_MISMATCH"
+    assert core.probe_urls == ["http://h:1/health", "http://h:1/list_environments"]

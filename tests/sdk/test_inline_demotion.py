@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from mcpgym import CallToolAction, CallToolObservation, MCPEnvironment, _execution, tool
+from mcpgym import CallToolAction, CallToolObservation, MCPEnvironment, tool
+from mcpgym.runtime import execution as _execution
 
 
 def inline_env(budget: float | None = 0.02) -> type[MCPEnvironment]:

@@ -1,4 +1,4 @@
-"""`mcpgym.openenv_manifest`: OpenEnv's `openenv.yaml`, read as OpenEnv writes it."""
+"""`mcpgym.manifest.openenv`: OpenEnv's `openenv.yaml`, read as OpenEnv writes it."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from mcpgym.errors import InvalidRequest
-from mcpgym.openenv_manifest import (
+from mcpgym.manifest.openenv import (
     find_openenv_manifest,
     parse_openenv_manifest,
     read_openenv_manifest,

@@ -295,12 +295,29 @@ def test_invalid_tool_names_are_refused(name: str) -> None:
 
 
 def test_unsupported_argument_type_is_refused_at_class_definition() -> None:
-    with pytest.raises(EnvironmentDefinitionError, match="unsupported argument type"):
+    with pytest.raises(EnvironmentDefinitionError, match="unsupported argument type") as caught:
 
         class Bad(MCPEnvironment):
             @tool
-            def take(self, thing: NotAModel) -> int:
+            def take(self, count: int, thing: NotAModel) -> int:
                 return 1
+
+    message = str(caught.value)  # one line: the argument, its type and what to use instead
+    assert "\n" not in message and "'thing' is a " in message and "NotAModel" in message
+    assert "fix: use str, int" in message
+    assert "arbitrary_types_allowed" not in message  # pydantic's advice does not apply to a tool
+
+
+def test_a_tool_knows_its_untyped_arguments_and_where_it_is() -> None:
+    class Loose(MCPEnvironment):
+        @tool
+        def add(self, a, b: int):  # type: ignore[no-untyped-def]
+            """Add."""
+            return a + b
+
+    spec = Loose.tool_specs["add"]
+    assert spec.untyped_args == ("a",)
+    assert spec.where.startswith("test_tools.py:") and spec.where.endswith("Loose.add)")
 
 
 def test_unknown_mode_is_refused() -> None:

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from mcpgym._workers import WorkerPool
+from mcpgym.runtime.workers import WorkerPool
 
 
 async def test_quick_calls_do_not_wait_behind_long_ones() -> None:

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from helpers.wait import wait_until
-from mcpgym.servers.cli import main
+from mcpgym.servers.cli.main import main
 
 MCPGYM = [sys.executable, "-m", "mcpgym.servers"]
 
@@ -158,7 +158,7 @@ def test_serve_answers_health_then_stops_on_sigterm(launched: Launched) -> None:
 )
 def test_startup_line_names_mode_routes_and_tools(settings: dict, says: str) -> None:
     from mcpgym.examples.guess import GuessEnv
-    from mcpgym.servers.cli import startup_line
+    from mcpgym.servers.cli.serve import startup_line
     from mcpgym.servers.settings import ServerSettings
 
     assert says in startup_line(GuessEnv, ServerSettings(**settings), "h", 1)
@@ -170,11 +170,54 @@ def test_serve_in_simulation_mode_imports_neither_mcp_nor_plugins() -> None:
     code = (
         "import sys\n"
         "import uvicorn\n"
-        "uvicorn.run = lambda *a, **k: None\n"
-        "from mcpgym.servers.cli import main\n"
-        "assert main(['serve', 'mcpgym.examples.guess:GuessEnv']) == 0\n"
+        "uvicorn.Server.run = lambda self, sockets=None: setattr(self, 'started', True)\n"
+        "from mcpgym.servers.cli.main import main\n"
+        "assert main(['serve', 'mcpgym.examples.guess:GuessEnv', '--port', '0']) == 0\n"
         "print('mcp' in sys.modules, 'mcpgym.harness' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["False", "False"]
+
+
+# What a parser never needs: the web stack, the MCP SDK, the models, the console, the event loop.
+_HEAVY = (
+    "asyncio", "docker", "httpx", "jsonschema", "mcp", "pydantic", "rich", "starlette",
+    "uvicorn", "websockets", "yaml", "mcpgym.harness.eval.runner", "mcpgym.validate",
+)  # fmt: skip
+
+_HELP_IMPORTS = """
+import sys
+from mcpgym.servers.cli.main import build_parser, main
+
+def helped(argv):
+    try:
+        main(argv)
+    except SystemExit:
+        pass
+    return sorted(m for m in HEAVY if m in sys.modules)
+
+print("IMPORTED --help", helped(["--help"]))
+sub = next(a for a in build_parser()._actions if a.dest == "command")
+for name in sorted(sub.choices):  # every command, also the plugins': the union stays light
+    print("IMPORTED", name, helped([name, "--help"]))
+"""
+
+
+def test_help_imports_nothing_heavy() -> None:
+    """Issue 29: every `mcpgym` call paid ~2 s of imports for `--help` alone. `mcpgym --help` and
+    every command's `--help` need argparse and the plugins' `register` only: none of `_HEAVY`
+    (a test on imports, not on time; `just bench` times it: cli_help_ms)."""
+    code = f"HEAVY = {_HEAVY!r}\n" + _HELP_IMPORTS
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    lines = [line for line in out.stdout.splitlines() if line.startswith("IMPORTED ")]
+    assert len(lines) > 8, out.stdout  # --help and every command (serve, eval, validate, ...)
+    assert [line for line in lines if not line.endswith(" []")] == []
+
+
+def test_the_import_check_sees_a_heavy_import() -> None:
+    """The check above can fail: a command that imports rich when it registers is caught."""
+    code = f"HEAVY = {_HEAVY!r}\nimport rich\n" + _HELP_IMPORTS
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert "IMPORTED --help ['rich']" in out.stdout

@@ -9,89 +9,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any
 
 import httpx
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
+from helpers.fuzz import FUZZ, HOSTILE, VALUES, strict
 from helpers.mcp import StdioProcess
 from helpers.server import RunningServer, run_server
 from mcpgym.examples.guess import GuessEnv
 from mcpgym.servers import create_app
 
 pytestmark = pytest.mark.server
-
-FUZZ = settings(
-    max_examples=60,
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
-
-_scalars = (
-    st.none()
-    | st.booleans()
-    | st.integers(min_value=-(2**70), max_value=2**70)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=20)
-)
-_values = st.recursive(
-    _scalars,
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
-    ),
-    max_leaves=12,
-)
-_poison = st.sampled_from(
-    ["NaN", "Infinity", "-Infinity", "1e999", "-1e999", "9" * 5000, '"\\ud800"', "1.5e-400"]
-)
-
-
-def _splice(text: str, poison: str, where: int) -> str:
-    """`text` with a poison token put in place of one of its values."""
-    spots = [i for i, ch in enumerate(text) if ch in ",:[" and i + 1 < len(text)]
-    if not spots:
-        return poison
-    i = spots[where % len(spots)] + 1
-    return text[:i] + poison + ("," if text[i : i + 1] not in "]}," else "") + text[i:]
-
-
-def _frame(kind: str, data: Any, extra: dict[str, Any]) -> str:
-    return json.dumps({"type": kind, "data": data, **extra})
-
-
-_frames = st.builds(
-    _frame,
-    st.sampled_from(["reset", "step", "state", "mcp", "nope", ""]),
-    _values
-    | st.fixed_dictionaries(
-        {"type": st.sampled_from(["call_tool", "list_tools"]), "tool_name": st.text(max_size=8)},
-        optional={"arguments": _values},
-    ),
-    st.dictionaries(st.sampled_from(["id", "timeout_s", "seed"]), _values, max_size=2),
-)
-_deep = st.integers(min_value=30, max_value=20_000).map(lambda n: "[" * n + "]" * n)
-HOSTILE: st.SearchStrategy[str] = st.one_of(
-    _frames,
-    st.builds(_splice, _frames, _poison, st.integers(0, 50)),
-    _values.map(json.dumps),
-    _deep,
-    _deep.map(lambda d: '{"type":"reset","data":{"seed":' + d + "}}"),
-    st.text(max_size=200),
-)
-
-
-def strict(text: str | bytes) -> Any:
-    """Parse as RFC 8259 JSON (fails on NaN/Infinity)."""
-
-    def refuse(token: str) -> Any:
-        raise AssertionError(f"reply is not strict JSON: contains {token}")
-
-    return json.loads(text, parse_constant=refuse)
 
 
 @pytest.fixture(scope="module")
@@ -149,7 +81,7 @@ def test_ws_replies_are_strict_json(ws: _Ws, frame: str) -> None:
 
 
 @FUZZ
-@given(body=HOSTILE | _values.map(lambda v: json.dumps({"jsonrpc": "2.0", "id": 1, "method": v})))
+@given(body=HOSTILE | VALUES.map(lambda v: json.dumps({"jsonrpc": "2.0", "id": 1, "method": v})))
 def test_mcp_never_5xx_and_always_json(http: httpx.Client, body: str) -> None:
     headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
     response = http.post("/mcp", content=body.encode("utf-8", "surrogatepass"), headers=headers)
@@ -186,14 +118,14 @@ def test_stdio_answers_and_keeps_serving(stdio: StdioProcess, line: str) -> None
 
 _resets = st.fixed_dictionaries(
     {
-        "reset": _values
+        "reset": VALUES
         | st.dictionaries(
             st.sampled_from(["seed", "episode_id", "split", "index", "task", "secret", ""]),
-            _values,
+            VALUES,
             max_size=4,
         )
     },
-    optional={"extra": _values},
+    optional={"extra": VALUES},
 )
 
 

@@ -30,20 +30,21 @@ READY_AT_START = (
     "mcp.server.lowlevel.server",
     "mcp.server.streamable_http_manager",
     "mcp_types.methods",
-    "mcpgym.servers.mcp_server",
-    "mcpgym.servers.mcp_request_state",
-    "mcpgym.servers.routes_mcp",
+    "mcpgym.servers.mcp.server",
+    "mcpgym.servers.mcp.request_state",
+    "mcpgym.servers.mcp.routes",
 )
 # Kept out of a production server of an environment whose tools never ask the client.
 KEPT_OUT = (
-    "mcp.client",  # the client side, pulled in by `mcp/__init__.py` (servers/mcp_lean.py)
+    "mcp.client",  # the client side, pulled in by `mcp/__init__.py` (servers/mcp/lean.py)
     "mcp.server.mcpserver",  # the high-level server, pulled in by `mcp/server/__init__.py`
     "mcp.server.stdio",
     "httpx2",  # the client's HTTP transport
-    "cryptography",  # the requestState seal (servers/mcp_request_state.py)
+    "cryptography",  # the requestState seal (servers/mcp/request_state.py)
     "mcp.server.request_state",
-    "mcpgym.servers.routes_tasks",  # simulation only
-    "mcpgym.servers.routes_openenv_tasks",
+    "mcpgym.servers.sim.tasks",  # simulation only
+    "mcpgym.servers.openenv.tasks",
+    "mcpgym.servers.task_replies",
     "mcpgym.tasks",
     "mcpgym.harness",
     "calendar_gym",
@@ -65,7 +66,7 @@ def dumps():  # one dump per request file: <out>.N asked for -> <out>.N.json wri
             n += 1
         time.sleep(0.02)
 threading.Thread(target=dumps, daemon=True).start()
-from mcpgym.servers.cli import main
+from mcpgym.servers.cli.main import main
 raise SystemExit(main(sys.argv[2:]))
 """
 
@@ -186,8 +187,8 @@ def test_lean_mcp_still_offers_every_name() -> None:
     (client, errors, MCPServer) load on first use, once, and are the real objects."""
     code = (
         "import sys\n"
-        "import mcpgym.servers.mcp_server\n"
-        "from mcpgym.servers.mcp_lean import is_lean\n"
+        "import mcpgym.servers.mcp.server\n"
+        "from mcpgym.servers.mcp.lean import is_lean\n"
         "print(is_lean('mcp'), is_lean('mcp.server'), 'mcp.client' in sys.modules)\n"
         "from mcp import Client, MCPError\n"
         "import mcp.server\n"
@@ -214,8 +215,8 @@ def test_lean_mcp_still_offers_every_name() -> None:
 def test_an_mcp_imported_before_is_left_alone() -> None:
     code = (
         "import mcp, sys\n"
-        "import mcpgym.servers.mcp_server\n"
-        "from mcpgym.servers.mcp_lean import is_lean\n"
+        "import mcpgym.servers.mcp.server\n"
+        "from mcpgym.servers.mcp.lean import is_lean\n"
         "print(is_lean('mcp'), 'mcp.client' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from helpers.npm import serve
-from mcpgym.servers.log_redact import RedactEpisodeIds
+from mcpgym.servers.guards.log_redact import RedactEpisodeIds
 
 pytestmark = pytest.mark.server
 

@@ -16,7 +16,7 @@ import pytest
 from mcp.server.connection import Connection
 from packaging.requirements import Requirement
 
-from mcpgym.servers.mcp_context import mcp_connection
+from mcpgym.servers.mcp.context import mcp_connection
 
 
 def _declared(name: str) -> Requirement:

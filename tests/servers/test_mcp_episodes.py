@@ -1,4 +1,4 @@
-"""Operator-opened `/mcp` episodes (servers/mcp_episodes.py) on a real uvicorn server.
+"""Operator-opened `/mcp` episodes (servers/mcp/episodes.py) on a real uvicorn server.
 
 The official `mcp` client plays `/mcp?episode=ID` (both protocol eras, reconnecting between
 calls), and what it sees and what the episode records equal what mcpgym's own `/ws` client gets
@@ -22,7 +22,7 @@ from helpers.server import RunningServer, run_server
 from mcpgym.client.generic import SyncGenericEnvClient
 from mcpgym.examples.guess import GuessEnv
 from mcpgym.servers import create_app
-from mcpgym.servers.routes_mcp_episodes import MAX_BODY_BYTES
+from mcpgym.servers.mcp.episode_routes import MAX_BODY_BYTES
 
 pytestmark = pytest.mark.server
 
@@ -271,7 +271,7 @@ def test_episodes_count_against_the_mcp_quota() -> None:
 
 
 def test_ended_records_expire(monkeypatch: pytest.MonkeyPatch) -> None:
-    from mcpgym.servers import mcp_episodes
+    from mcpgym.servers.mcp import episodes as mcp_episodes
 
     with run_server(create_app(GuessEnv)) as server:
         first = _open(server.url, {"seed": 1})
@@ -295,7 +295,7 @@ def test_ended_records_expire(monkeypatch: pytest.MonkeyPatch) -> None:
 async def test_an_episode_records_a_bounded_number_of_calls(
     guess: RunningServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from mcpgym.servers import mcp_episodes
+    from mcpgym.servers.mcp import episodes as mcp_episodes
 
     monkeypatch.setattr(mcp_episodes, "MAX_EPISODE_CALLS", 2)
     opened = await _aopen(guess.url, {"seed": 9, "secret": 100})

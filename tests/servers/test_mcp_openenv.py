@@ -1,4 +1,4 @@
-"""OpenEnv 0.10.0's `/mcp` dialect beside spec MCP (servers/mcp_openenv.py), in-process.
+"""OpenEnv 0.10.0's `/mcp` dialect beside spec MCP (servers/openenv/dialect.py), in-process.
 
 The released client itself is exercised by the interop suite; these tests pin the wire rules for
 every hostile input of each kind, both modes, auth, capacity and idle reaping.

@@ -1,4 +1,4 @@
-"""The 2026-07-28 `requestState` on `/mcp` (servers/mcp_request_state.py), real uvicorn servers.
+"""The 2026-07-28 `requestState` on `/mcp` (servers/mcp/request_state.py), real uvicorn servers.
 
 A server whose tools never ask the client runs without the `mcp` package's sealing boundary
 (`NoStateBoundary`); one whose tools may ask runs with it. Every kind of `requestState` a client
@@ -73,7 +73,7 @@ def minted(server: RunningServer) -> str:
 def test_the_boundary_is_installed_only_where_a_tool_asks() -> None:
     from mcp.server.request_state import RequestStateBoundary
 
-    from mcpgym.servers.mcp_request_state import NoStateBoundary
+    from mcpgym.servers.mcp.request_state import NoStateBoundary
 
     lean = create_app(GuessEnv, mode="production").state.mcp.server().middleware
     asking = create_app(AskingGuess, mode="production").state.mcp.server().middleware

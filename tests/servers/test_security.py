@@ -28,7 +28,7 @@ from helpers.server import RunningServer, run_server
 from helpers.wait import wait_until
 from mcpgym.examples.guess import GuessEnv
 from mcpgym.servers import create_app
-from mcpgym.servers.limits import limited_protocol
+from mcpgym.servers.guards.limits import limited_protocol
 
 pytestmark = pytest.mark.server
 

@@ -2,7 +2,7 @@
 (async) or detached (sync, in the pool), for every connection at once; a frame sent during a
 long call is answered after it, in order; the watch works again after it went idle.
 
-One timer per event loop watches every call in flight (servers/routes_ws.py `_Watchdog`), instead
+One timer per event loop watches every call in flight (servers/sim/ws.py `_Watchdog`), instead
 of one timer per frame; these tests pin what that timer must still do.
 """
 
@@ -112,7 +112,7 @@ async def test_a_frame_sent_during_a_long_call_is_answered_after_it(server: Runn
 
 
 async def test_the_watch_resumes_after_going_idle(server: RunningServer) -> None:
-    from mcpgym.servers.routes_ws import _Watchdog  # pyright: ignore[reportPrivateUsage]
+    from mcpgym.servers.sim.ws import _Watchdog  # pyright: ignore[reportPrivateUsage]
 
     ws = await opened(server)
     every = _Watchdog._by_loop.values()  # pyright: ignore[reportPrivateUsage]

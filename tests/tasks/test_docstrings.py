@@ -13,7 +13,7 @@ MODULES = [
     "mcpgym.client._tasks",
     "mcpgym.integrations._signature",
     "mcpgym.integrations.trl",
-    "calendar_gym.taskset",
+    "calendar_gym.tasks.taskset",
 ]
 
 

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 import pytest
 
 from calendar_gym import CalendarEnv
-from calendar_gym.taskset import CALENDAR_TASKS
+from calendar_gym.tasks.taskset import CALENDAR_TASKS
 from helpers.apps import ClientFactory
 from helpers.server import run_server
 from mcpgym import EnvClient, SyncEnvClient
@@ -97,7 +97,7 @@ def test_bad_requests_are_structured(
 
 
 def test_listing_is_bounded(make_client: ClientFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    from mcpgym.servers import routes_tasks
+    from mcpgym.servers.sim import tasks as routes_tasks
 
     monkeypatch.setattr(routes_tasks, "MAX_TASKS_PER_REPLY", 10)
     http = make_client(TaskGuess)
@@ -132,7 +132,7 @@ def test_http_base() -> None:
 @pytest.mark.server
 def test_sync_client_reads_tasks_and_resets_by_id() -> None:
     with run_server(create_app(CalendarEnv)) as server, SyncEnvClient(server.url) as env:
-        assert env.list_splits() == [Split(name="v1", type="test"), Split(name="v2", type="test")]
+        assert env.list_splits() == [Split(name=f"v{n}", type="test") for n in (1, 2, 3)]
         count = env.num_tasks("v1")
         assert count == CALENDAR_TASKS.num_tasks("v1")
         assert env.list_tasks("v1") == CALENDAR_TASKS.list_tasks("v1")
@@ -142,7 +142,7 @@ def test_sync_client_reads_tasks_and_resets_by_id() -> None:
         task = env.get_task("v1", 9)
         assert env.find_task(task["id"]) == task
         first = env.reset(task_id=task["id"])
-        assert first.observation.metadata["task"] == task["task"]
+        assert env.state().task == task["task"]  # the operator's view; never the observation's
         again = env.reset(split="v1", index=9)
         assert again.observation.metadata == first.observation.metadata
         with pytest.raises(RemoteError) as info:

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from calendar_gym import CalendarEnv
-from calendar_gym.taskset import CALENDAR_TASKS
+from calendar_gym.tasks.taskset import CALENDAR_TASKS
 from mcpgym.errors import InvalidRequest
 from mcpgym.tasks import Split, StaticTaskSet, Task, TaskNotFound, TaskSet, task_set_of
 
@@ -130,7 +130,7 @@ def test_calendar_declares_its_suite() -> None:
     assert task_set_of(CalendarEnv()) is CALENDAR_TASKS
     assert task_set_of(object()) is None
     splits = CALENDAR_TASKS.list_splits()
-    assert [s.name for s in splits] == ["v1", "v2"]  # one split per suite version
+    assert [s.name for s in splits] == ["v1", "v2", "v3"]  # one split per suite version
     for split in splits:
         tasks = CALENDAR_TASKS.list_tasks(split.name)
         assert len(tasks) == CALENDAR_TASKS.num_tasks(split.name) >= 96
@@ -146,10 +146,11 @@ def test_calendar_reset_by_task_id_and_index() -> None:
     env = CalendarEnv()
     task = CALENDAR_TASKS.get_task("v1", 7)
     by_id = env.reset(task_id=task["id"], seed=3).metadata
-    assert by_id["task"] == task["task"] and env.state.seed == 3
+    assert env.state.task == task["task"] and env.state.seed == 3
     by_index = env.reset(split="v1", index=7).metadata
     assert by_index == by_id
-    assert env.reset(task_id=task["task"]).metadata["task"] == task["task"]  # bare suite id
+    env.reset(task_id=task["task"])  # bare suite id
+    assert env.state.task == task["task"]
     with pytest.raises(TaskNotFound):
         env.reset(task_id="t9-nothing")
     with pytest.raises(InvalidRequest, match="cannot be combined"):

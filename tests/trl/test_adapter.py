@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from calendar_gym import CalendarEnv
-from calendar_gym.taskset import CALENDAR_TASKS
+from calendar_gym.tasks.taskset import CALENDAR_TASKS
 from helpers.server import run_server
 from mcpgym import MCPEnvironment, SyncEnvClient
 from mcpgym.errors import RemoteError
@@ -194,7 +194,7 @@ def test_at_a_url() -> None:
         env = adapter()
         task = CALENDAR_TASKS.find_task("t4-perm-finance-write")
         env.reset(task_id=task["id"])  # the server's environment resolves the task
-        assert episode_of(env).metadata["task"] == "t4-perm-finance-write"
+        assert "task" not in episode_of(env).metadata  # the reset tells no trap from its twin
         with pytest.raises(ToolCallFailed) as info:
             env.events_insert(calendarId="primary", summary="x")  # start/end missing
         error = json.loads(str(info.value))["error"]

@@ -1,32 +1,31 @@
 """A real TRL `GRPOTrainer` trains a tiny model through the adapter: Guess the Number with a task
-set read by `datasets` from a local file, and Calendar Gym with its own suite. Two GRPO steps on
-the CPU each; the model is built and warmed up here (nothing is downloaded)."""
+set read by `datasets` from a local file, Calendar Gym with its own suite, and Code Gym (files
+written and graded in its bubblewrap sandbox). Two GRPO steps on the CPU each; the model is
+built and warmed up here (nothing is downloaded)."""
 
 from __future__ import annotations
 
 import json
 import math
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
+from grpo_marks import GRPO_RUN
 
-pytestmark = [
-    pytest.mark.trl,
-    # transformers 5.24 deprecates names that TRL 1.16 still passes along; not ours to fix
-    pytest.mark.filterwarnings("ignore:.*gradient_checkpointing.*:FutureWarning"),
-    pytest.mark.filterwarnings("ignore::FutureWarning:transformers"),
-    pytest.mark.filterwarnings("ignore:.*tensor.detach.*:UserWarning"),
-]
+from helpers.compat import TRL_CLIENT, compat
+
+pytestmark = [pytest.mark.trl, *GRPO_RUN]
 torch = pytest.importorskip("torch")
 trl = pytest.importorskip("trl")
 datasets = pytest.importorskip("datasets")
 
-import tiny  # noqa: E402  (needs torch and trl)
-
 from calendar_gym import CalendarEnv  # noqa: E402
-from calendar_gym.taskset import CALENDAR_TASKS  # noqa: E402
+from calendar_gym.tasks.taskset import CALENDAR_TASKS  # noqa: E402
+from code_gym import CodeEnv  # noqa: E402
 from mcpgym.examples.guess import GuessEnv  # noqa: E402
+from mcpgym.integrations import trl_tiny as tiny  # noqa: E402
 from mcpgym.integrations.trl import Episode, environment_factory, episode_of  # noqa: E402
 from mcpgym.tasks import from_dataset  # noqa: E402
 
@@ -91,6 +90,7 @@ def train(
 
 
 def _body(completion: str) -> str:
+    """The first call's JSON of a completion (the tokenizer's corpus holds that one)."""
     return completion.removeprefix("<tool_call>\n").split("\n</tool_call>")[0]
 
 
@@ -121,6 +121,13 @@ def check_run(trainer: Any, recorder: Recorder, changed: bool) -> list[Episode]:
     return episodes
 
 
+@compat(
+    TRL_CLIENT,
+    "GRPOTrainer(environment_factory=...)",
+    "works",
+    "two GRPO steps on Guess with tasks read by datasets from a local file: tools run "
+    "with the arguments TRL parsed, finite loss, weights changed",
+)
 def test_guess_trains_with_a_task_file(tmp_path: Path) -> None:
     # secrets 3 and 7 (seeds 1 and 0 draw them): some sampled guesses hit, so rewards differ
     lines = [
@@ -142,6 +149,13 @@ def test_guess_trains_with_a_task_file(tmp_path: Path) -> None:
     assert {e.calls[0].arguments["n"] for e in episodes} <= {3, 5, 7}
 
 
+@compat(
+    TRL_CLIENT,
+    "GRPOTrainer(environment_factory=...)",
+    "works",
+    "two GRPO steps on Calendar Gym's suite with a tool subset: parsed arguments, the "
+    "task's grade as reward",
+)
 def test_calendar_trains_on_its_suite(tmp_path: Path) -> None:
     adapter = environment_factory(CalendarEnv, tasks=CALENDAR_TASKS, tools=["finish"])
     ids = ["t4-perm-finance-write/explicit", "t4-perm-readonly-token/explicit"]
@@ -154,8 +168,64 @@ def test_calendar_trains_on_its_suite(tmp_path: Path) -> None:
             tiny.tool_call("finish", {"status": "done", "summary": "ok"}),
         )
     ]
-    episodes = check_run(*train(adapter, rows, examples, tmp_path, warm_steps=160))
+    episodes = check_run(*train(adapter, rows, examples, tmp_path, warm_steps=400))
     for episode in episodes:
         assert episode.done and episode.metadata["task"] in {i.split("/")[0] for i in ids}
         status = episode.calls[0].arguments["status"]
         assert episode.metadata["success"] is (status == "cannot_complete")
+
+
+# two HumanEval problems whose reference solutions fit on one line, and a wrong answer for each
+CODE_TASKS = {
+    "HumanEval/53": ("def add(x, y): return x + y", "def add(x, y): return x - y"),
+    "HumanEval/23": ("def strlen(string): return len(string)", "def strlen(string): return 1"),
+}
+
+
+@compat(
+    TRL_CLIENT,
+    "GRPOTrainer(environment_factory=...)",
+    "works",
+    "two GRPO steps on Code Gym: files written and graded in its sandbox",
+)
+@pytest.mark.skipif(
+    shutil.which("bwrap") is None,
+    reason="Code Gym's sandbox needs bubblewrap (apt-get install -y bubblewrap; just test-code)",
+)
+def test_code_gym_trains_on_humaneval_tasks(tmp_path: Path) -> None:
+    adapter = environment_factory(
+        CodeEnv,
+        tasks=CodeEnv.task_set,
+        reset_columns=("task_id", "error_mode"),  # plain: submit's answer fits the completion
+        tools=["write_file", "submit"],
+    )
+    rows, examples = [], []
+    for task, answers in CODE_TASKS.items():
+        prompt = [{"role": "user", "content": f"Solve {task} in solution.py, then submit."}]
+        rows.append({"prompt": prompt, "task_id": task, "error_mode": "plain"})
+        for code in answers:  # one message, two calls: write the file, then submit it
+            write = tiny.tool_call("write_file", {"path": "solution.py", "content": code})
+            examples.append(
+                (prompt, write.removesuffix("<|im_end|>") + tiny.tool_call("submit", {}))
+            )
+    trainer, recorder, changed = train(adapter, rows, examples, tmp_path, warm_steps=200)
+    steps = [h for h in trainer.state.log_history if "loss" in h]
+    assert len(steps) == 2 and all(math.isfinite(h["loss"]) for h in steps)
+    assert all(h["tools/call_frequency"] > 0 for h in steps) and changed
+    assert len(recorder.rollouts) == 8
+    graded = []  # (what the rollout wrote, the grade) per submit that ran
+    for _, episode in recorder.rollouts:
+        good, bad = CODE_TASKS[episode.row["task_id"]]
+        written: str | None = None
+        for call in episode.calls:  # a tiny model samples slips: each is a structured error
+            if call.error is not None:
+                assert call.error["code"] in {"EPISODE_OVER", "INVALID_ARGUMENTS"}, call.error
+            elif call.name == "write_file" and call.arguments["path"] == "solution.py":
+                written = call.arguments["content"]
+            elif call.name == "submit":  # the hidden tests graded the file, in the sandbox
+                reward = call.result["reward"]
+                want = {good: 1.0, bad: 0.0, None: 0.0}.get(written)
+                assert reward == want if want is not None else 0.0 <= reward <= 1.0
+                assert episode.done and episode.metadata["task"] == episode.row["task_id"]
+                graded.append((written, reward))
+    assert len(graded) >= 4 and any(w is not None for w, _ in graded), graded

@@ -62,8 +62,9 @@ def test_simulation_trajectory_round_trips() -> None:
 @pytest.mark.trl
 def test_token_roles_for_a_tokenizer(tmp_path: Path) -> None:
     pytest.importorskip("trl")
-    import tiny
     from trl.chat_template_utils import get_training_chat_template
+
+    from mcpgym.integrations import trl_tiny as tiny
 
     tok = tiny.tokenizer([MESSAGES], None)
     with pytest.raises(ValueError, match="prefix-preserving"):

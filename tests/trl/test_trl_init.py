@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from helpers.compat import TRL_CLIENT, compat
+
 pytestmark = [
     pytest.mark.trl,
     pytest.mark.filterwarnings("ignore:.*gradient_checkpointing.*:FutureWarning"),
@@ -18,13 +20,13 @@ torch = pytest.importorskip("torch")
 trl = pytest.importorskip("trl")
 datasets = pytest.importorskip("datasets")
 
-import tiny  # noqa: E402
 from transformers.utils import get_json_schema  # noqa: E402
 
 from calendar_gym import CalendarEnv  # noqa: E402
 from mcpgym import MCPEnvironment  # noqa: E402
 from mcpgym.examples.everything import EverythingEnv  # noqa: E402
 from mcpgym.examples.guess import GuessEnv  # noqa: E402
+from mcpgym.integrations import trl_tiny as tiny  # noqa: E402
 from mcpgym.integrations.trl import environment_factory, episode_of  # noqa: E402
 
 SHIPPED: list[type[MCPEnvironment]] = [GuessEnv, EverythingEnv, CalendarEnv]
@@ -43,6 +45,12 @@ def tok_and_model() -> tuple[Any, Any]:
     return tok, tiny.model(tok)
 
 
+@compat(
+    TRL_CLIENT,
+    "GRPOTrainer(environment_factory=...)",
+    "works",
+    "TRL's own __init__ accepts the adapter of every shipped environment and renders its tools",
+)
 @pytest.mark.parametrize("env_cls", SHIPPED, ids=lambda c: c.__name__)
 def test_trl_accepts_the_adapter(
     env_cls: type[MCPEnvironment], tok_and_model: tuple[Any, Any], tmp_path: Path

@@ -26,7 +26,7 @@ def test_from_env_in_process() -> None:
 
 @pytest.mark.timeout(180)
 def test_from_env_serves_and_stops() -> None:
-    client = mcpgym.SyncEnvClient.from_env("guess")
+    client = mcpgym.from_env("guess")
     url = client._core.base_url
     with client as env:
         env.reset(seed=3)

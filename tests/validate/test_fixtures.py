@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from vault import DEFECTS, manifest
+from vault import DEFECTS, PANEL_ALSO, manifest
 
 from mcpgym.manifest import Manifest
 from mcpgym.validate import CHECKS, Report, validate
@@ -66,11 +66,23 @@ def test_the_good_fixture_passes_every_level(reports: dict[str, Report]) -> None
 def test_a_defect_fails_exactly_its_check(defect: str, reports: dict[str, Report]) -> None:
     report = reports[defect]
     check = DEFECTS[defect][1]
-    assert _failing(report) == [check], report.to_text()
+    assert _failing(report) == _expected(defect), report.to_text()
     result = report.get(check)
     assert result is not None and result.message and result.fix
     want = 2 if check == "check_manifest" else 1
     assert report.exit_code == want, report.to_text()
+
+
+def _expected(defect: str) -> list[str]:
+    """The checks `defect` must fail: its own, and the gamer panel where a gamer exploits it."""
+    return [DEFECTS[defect][1], *(["check_gamer_panel"] if defect in PANEL_ALSO else [])]
+
+
+def test_the_panel_names_the_gamers_that_exploit_a_defect(reports: dict[str, Report]) -> None:
+    for defect in [d for d in DEFAULT if d in PANEL_ALSO]:
+        panel = reports[defect].get("check_gamer_panel")
+        assert panel is not None and panel.status == "fail", defect
+        assert PANEL_ALSO[defect] <= set(panel.details["gamers"]), panel.message
 
 
 def test_reports_repeat_apart_from_timings(reports: dict[str, Report]) -> None:
@@ -100,8 +112,7 @@ def test_every_fixture_twice_at_every_level(
     defect: str, twice: dict[str, tuple[Report, Report]]
 ) -> None:
     first, second = twice[defect]
-    check = DEFECTS[defect][1] if defect in DEFECTS else None
-    assert _failing(first) == ([check] if check else []), first.to_text()
+    assert _failing(first) == (_expected(defect) if defect in DEFECTS else []), first.to_text()
     differ = [
         (a.name, a.status, a.message, b.status, b.message)
         for a, b in zip(first.results, second.results, strict=True)

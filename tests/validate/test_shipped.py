@@ -7,36 +7,23 @@ tools, no task and no reward), not an environment whose reward could be validate
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-from importlib import resources
 from pathlib import Path
 
 import pytest
+from shipped import EXAMPLES, SHIPPED
 
 from mcpgym.manifest import load_manifest
 from mcpgym.validate import CHECKS, Report, validate
 
 ROOT = Path(__file__).resolve().parents[2]
-# every example manifest shipped in the package (mcpgym/examples/*.mcpgym.yaml)
-EXAMPLES = sorted(
-    f.name for f in resources.files("mcpgym.examples").iterdir() if f.name.endswith(".mcpgym.yaml")
-)
-TARGETS = {"calendar": "calendar"} | {
-    name.removesuffix(".mcpgym.yaml"): str(ROOT / "sdk" / "examples" / name) for name in EXAMPLES
-}
+TARGETS = SHIPPED
 
 pytestmark = [pytest.mark.validate, pytest.mark.timeout(1200)]
 
 
-def _twice(target: str) -> tuple[Report, Report]:
-    return validate(target, level="semantic"), validate(target, level="semantic")
-
-
 @pytest.fixture(scope="module")
-def reports() -> dict[str, tuple[Report, Report]]:
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {name: pool.submit(_twice, t) for name, t in TARGETS.items()}
-        return {name: f.result() for name, f in futures.items()}
+def reports(shipped_reports: dict[str, tuple[Report, Report]]) -> dict[str, tuple[Report, Report]]:
+    return shipped_reports  # validated once per session (conftest.py), shared with test_calendar
 
 
 def test_every_example_manifest_is_covered() -> None:
@@ -57,13 +44,15 @@ def test_passes_every_level_twice_with_the_same_report(
     assert first.timings.keys() == second.timings.keys()
 
 
-def test_calendar_plays_suite_v2_and_says_what_it_sampled(
+def test_calendar_plays_suite_v3_and_says_what_it_sampled(
     reports: dict[str, tuple[Report, Report]],
 ) -> None:
     from calendar_gym.tasks.loader import load_suite
 
-    report, n = reports["calendar"][0], len(load_suite("2"))  # one episode per task
-    assert report.notes == [f"tasks: v2 ({n} episodes); not played: v1 (--tasks NAME plays one)"]
+    report, n = reports["calendar"][0], len(load_suite("3"))  # one episode per task
+    assert report.notes == [
+        f"tasks: v3 ({n} episodes); not played: v1, v2 (--tasks NAME plays one)"
+    ]
     assert report.get("check_floor_gap").message.startswith(f"all {n} episodes")  # type: ignore[union-attr]
     assert report.get("check_oracle_reaches_max").message == f"{n} episodes at 1"  # type: ignore[union-attr]
     for name in ("check_verifier_determinism", "check_replay", "check_random_floor"):

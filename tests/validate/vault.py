@@ -81,3 +81,13 @@ DEFECTS: dict[str, tuple[Path | Manifest, str]] = {
     ),
     "a crash on bad input": (manifest("CrashOnBadInput"), "check_invalid_action"),
 }
+
+# defects the gamer panel catches too, with the gamers that exploit them: the panel measures
+# what a single degenerate episode (check_floor_gap) or a planted canary (check_no_leakage)
+# shows, as rates over the task set, so these defects fail both checks
+PANEL_ALSO: dict[str, set[str]] = {
+    "empty answer paid the max": {"constant:empty", "random"},
+    "blind finish paid the max": {"constant:empty", "error-exploit"},
+    "answer in an error hint": {"error-exploit"},
+    "readable oracle": {"random"},  # it reads debug_solution, then submits what it saw
+}

@@ -14,12 +14,12 @@ from helpers.pinned_venv import pinned_venv
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV = Path(os.environ.get("MCPGYM_VERIFIERS_VENV", ROOT / "build" / "verifiers-venv"))
-PINS = {"verifiers": "0.4.0", "openenv-core": "0.3.0"}
+PINS = {"verifiers": "0.4.0", "openenv-core": "0.3.0", "uv": "0.13.8"}
 
 
 @pytest.fixture(scope="session")
 def verifiers_python() -> Path:
-    """A virtual environment holding verifiers 0.4.0 and openenv-core 0.3.0 (pins checked)."""
+    """A virtual environment holding verifiers 0.4.0, openenv-core 0.3.0 and uv (pins checked)."""
     return pinned_venv(VENV, PINS)
 
 

@@ -227,3 +227,26 @@ def test_export_parses_and_replays(
     tab.shot("replay")
     page.get_by_role("button", name="Back to live").click()
     expect(page.get_by_role("button", name="Call tool")).to_be_enabled()
+
+
+def test_the_player_sees_no_answer_key_no_false_alarm_and_the_tool_it_filtered(
+    open_tab: Callable[..., Tab], web_url: str
+) -> None:
+    """Issue 29: the State panel (the trainer's view: it can hold what the grader checks) is
+    closed while a person plays the agent; in simulation only a tool that says it is destructive
+    is badged so; filtering the list down selects a tool the list shows."""
+    tab = open_tab(web_url)
+    started(tab)
+    page = tab.page
+    expect(page.locator("#state-details")).not_to_have_attribute("open", "")
+    expect(page.locator("#state-tree")).to_be_hidden()
+    expect(page.locator("[data-tool=finish] .badge")).to_have_count(0)  # no annotations
+    expect(page.locator("[data-tool=wipe] .badge")).to_have_text("destructive")
+    page.locator("#tool-plan").check()
+    page.evaluate(
+        "() => { const f = document.querySelector('#tool-filter'); "
+        "f.value = 'finish'; f.dispatchEvent(new Event('input')); }"
+    )
+    expect(page.locator("#tool-finish")).to_be_checked()
+    expect(page.locator("#call-h")).to_have_text("Call finish")
+    assert tab.console_errors == []

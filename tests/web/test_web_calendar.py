@@ -12,6 +12,7 @@ import pytest
 from webtab import Tab
 
 from calendar_gym import CalendarEnv
+from calendar_gym.world.seed import CALENDAR_IDS
 from mcpgym import CallToolAction, ListToolsAction, ListToolsObservation
 
 pytestmark = pytest.mark.web
@@ -19,6 +20,7 @@ pytestmark = pytest.mark.web
 expect = pytest.importorskip("playwright.sync_api").expect
 TASK = "t1-create-haircut/explicit/structured"
 START, END = "2026-03-05T17:00:00-05:00", "2026-03-05T17:45:00-05:00"
+PERSONAL = CALENDAR_IDS["personal"]  # suite v3: "my Personal calendar", among near-duplicates
 
 
 def _tool_names() -> list[str]:
@@ -37,14 +39,14 @@ def _same_calls_in_process() -> tuple[Any, dict[str, Any], Any]:
         CallToolAction(
             tool_name="events_insert",
             arguments={
-                "calendarId": "primary",
+                "calendarId": PERSONAL,
                 "summary": "Haircut",
                 "start": {"dateTime": START},
                 "end": {"dateTime": END},
             },
         )
     )
-    listed = env.step(CallToolAction(tool_name="events_list", arguments={"calendarId": "primary"}))
+    listed = env.step(CallToolAction(tool_name="events_list", arguments={"calendarId": PERSONAL}))
     final = env.step(
         CallToolAction(tool_name="finish", arguments={"status": "done", "summary": "Booked."})
     )
@@ -73,7 +75,7 @@ def test_a_task_played_by_hand(
     expect(page.locator("[data-tool=events_list] .badge")).to_have_text("read-only")
     page.locator("#tool-events_insert").check()
     form = page.locator("#panel-form")
-    form.get_by_label("calendarId").fill("primary")
+    form.get_by_label("calendarId").fill(PERSONAL)
     form.get_by_label("summary").fill("Haircut")
     form.locator("fieldset[data-path=start]").get_by_label("dateTime").fill(START)
     form.locator("fieldset[data-path=end]").get_by_label("dateTime").fill(END)
@@ -83,7 +85,7 @@ def test_a_task_played_by_hand(
     expect(page.locator("#result")).to_contain_text("Haircut")
 
     page.locator("#tool-events_list").check()
-    page.locator("#panel-form").get_by_label("calendarId").fill("primary")
+    page.locator("#panel-form").get_by_label("calendarId").fill(PERSONAL)
     page.locator("#panel-form").get_by_label("calendarId").press("Control+Enter")
     expect(page.locator("#history tbody tr")).to_have_count(3)
 

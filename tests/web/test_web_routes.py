@@ -20,7 +20,7 @@ from webenv import WebEnv
 
 from mcpgym.examples.guess import GuessEnv
 from mcpgym.servers import create_app
-from mcpgym.servers.cli import main
+from mcpgym.servers.cli.main import main
 from mcpgym.servers.settings import ServerSettings
 
 STATIC = Path(__file__).resolve().parents[2] / "servers" / "web" / "static"

@@ -172,7 +172,9 @@ function badges(tool) {
   const a = tool.annotations || {};
   const out = [];
   if (a.readOnlyHint) out.push(h("span", { class: "badge ro", text: "read-only" }));
-  else if (isDestructive(tool)) out.push(h("span", { class: "badge destructive", text: "destructive" }));
+  // In simulation nothing real is at stake: only a tool that says so is marked destructive
+  // (production follows MCP's default, destructive unless the annotations clear it).
+  else if (simulation ? a.destructiveHint === true : isDestructive(tool)) out.push(h("span", { class: "badge destructive", text: "destructive" }));
   return out;
 }
 
@@ -206,6 +208,13 @@ function filterTools() {
     shown += hit ? 1 : 0;
   }
   $("tool-count").textContent = `${shown} of ${S.tools.length} tools`;
+  // the form must be the tool the list shows: a hidden selection gives way to the first shown
+  const checked = $("tool-list").querySelector("input:checked");
+  if (!checked || checked.closest(".tool").hidden) {
+    const first = [...$("tool-list").children].find((row) => !row.hidden);
+    const radio = first && first.querySelector("input");
+    if (radio) { radio.checked = true; selectTool(radio.value); }
+  }
 }
 
 function selectTool(name) {

@@ -8,12 +8,15 @@ the environment runs the tool in its own `env_response`, and the next request ca
 message — that is the call's output. The rollout's own rubric scores it when it ends.
 
 - reset options: `index` (the dataset row, default 0), `split` (`"train"`, the default, or
-  `"eval"`); the observation is the row's prompt messages, `answer` and `info`.
+  `"eval"`); the observation is the row's prompt messages (what the model sees); its `answer`
+  and `info` go to the operator apart (`"operator"` in the reset result), never to the agent.
 - tools: the state's `tool_defs` (name, description, JSON-Schema `parameters`), plus
   `final_answer(content)`, the assistant message without tool calls that ends a `ToolEnv`
   rollout (renamed with the option `finish_tool`).
 - reward: `None` for every step but the last; when the rollout ends (a final answer, a stop
-  condition, `max_turns`) the step's reward is the rubric's `reward` and `done` is true.
+  condition, `max_turns`) the step's reward is the rubric's `reward`, `done` is true, and
+  `metrics` is the rollout's own `metrics` (every reward function's and metric's score by name,
+  as Verifiers reports them).
 
 What does not map: rewards are terminal-only (Verifiers scores the finished rollout; per-step
 trajectory rewards are not reported); tool failures are text in the tool message, as the model
@@ -132,12 +135,16 @@ class Backend:
                 },
             }
         )
-        observation = {
-            "prompt": wire.jsonable(prompt),
-            "answer": row.get("answer"),
+        # the row's `answer` and `info` are the rubric's, not the model's: operator-only
+        operator = {
+            "answer": wire.jsonable(row.get("answer")),
             "info": wire.jsonable(row.get("info")),
         }
-        return {"tools": specs, "observation": observation}
+        return {
+            "tools": specs,
+            "observation": {"prompt": wire.jsonable(prompt)},
+            "operator": operator,
+        }
 
     async def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         if self.rollout is None or self.rollout.done():

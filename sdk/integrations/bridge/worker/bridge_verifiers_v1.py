@@ -10,7 +10,9 @@ tools are published as `<server>_<tool>` (the prefix Verifiers advertises; bare 
 worker keeps the transcript (the task's prompt, one assistant tool call and its tool message
 per call, the final answer) as a `vf.Trace` and, at the final answer, scores it with the task's
 own `score()`: its `@vf.reward` / `@vf.metric` functions. The step's reward is `trace.reward`
-(the weighted sum), the metrics ride in the result.
+(the weighted sum); `rewards` (`{"score", "weight"}` per function) and `metrics` ride in the
+result, as the trace reports them. The reset observation is the prompt the model sees; the
+task's data (a reference answer) goes to the operator apart (`"operator"`), never the agent.
 
 What does not map: rewards are terminal-only (scored once, at the final answer); runtimes
 (sandboxes, containers) are not started, so `Task.setup` / `finalize` do not run and rewards
@@ -109,12 +111,12 @@ class Backend:
         )
         for message in self._prompt(task):
             self._append(message, sampled=False)
+        # the task's data (a reference answer, its info) is the rewards', not the model's
+        data = task.data.model_dump(mode="json", exclude_none=True)
         return {
             "tools": tools,
-            "observation": {
-                "prompt": [m.model_dump(mode="json") for m in self.trace.messages],
-                "task": task.data.model_dump(mode="json", exclude_none=True),
-            },
+            "observation": {"prompt": [m.model_dump(mode="json") for m in self.trace.messages]},
+            "operator": {"task": data},
         }
 
     async def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -129,8 +131,10 @@ class Backend:
                 "output": None,
                 "reward": trace.reward,
                 "done": True,
+                # as the trace reports them: `{"score", "weight"}` per reward function
                 "rewards": {
-                    k: (r.value if r is not None else None) for k, r in trace.rewards.items()
+                    k: (r.model_dump(mode="json") if r is not None else None)
+                    for k, r in trace.rewards.items()
                 },
                 "metrics": dict(trace.metrics),
             }

@@ -12,9 +12,12 @@ the stream. Requests come on stdin.
 
 `reset` args `{"seed", "episode_id", "options"}` → `{"tools": [{"name", "description",
 "input_schema"}], "observation": {...}}`; `call` args `{"name", "arguments"}` → `{"output",
-"reward", "done"}`; `close` → `{}`, then the worker exits 0. Error kinds: `invalid_args`,
+"reward", "done"}`; `step` args `{"action", "timeout_s"}` → `{"observation", "state"}` (a raw
+action of the library, answered with its own serialisation; the `openenv` backend); `close` →
+`{}`, then the worker exits 0. Error kinds: `invalid_args`,
 `unknown_tool`, `tool` (the foreign tool failed: data for the agent), `no_episode`,
-`unsupported` (a feature of the library that does not map), `protocol`, `internal`.
+`unsupported` (a feature of the library that does not map), `protocol`, `internal`, `memory`
+(the worker's memory budget is spent; it exits after this frame).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import IO, Any
 
 PROTOCOL = 1
 KINDS = (
+    "memory",
     "invalid_args",
     "unknown_tool",
     "tool",
@@ -61,9 +65,14 @@ def protocol_stream() -> IO[str]:
     return out
 
 
+def encode(message: dict[str, Any]) -> str:
+    """One frame's line, without its `\\n` (non-JSON values become strings)."""
+    return json.dumps(message, ensure_ascii=False, default=str, allow_nan=False)
+
+
 def send(stream: IO[str], message: dict[str, Any]) -> None:
     """Write one frame (non-JSON values become strings rather than killing the worker)."""
-    stream.write(json.dumps(message, ensure_ascii=False, default=str, allow_nan=False) + "\n")
+    stream.write(encode(message) + "\n")
     stream.flush()
 
 

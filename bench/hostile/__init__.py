@@ -1,0 +1,2 @@
+"""`just bench-reliability`'s scenarios: stalls, hostile inputs, connection churn, abandoned
+episodes and processes left behind."""

@@ -1,0 +1,3 @@
+"""Events over the world: reading (windows, recurrence), writing, and the rules a write must
+satisfy.
+"""

@@ -1,0 +1,1 @@
+"""`mcpgym export`: write an mcpgym server out as another framework's package (verifiers)."""

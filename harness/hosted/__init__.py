@@ -1,0 +1,3 @@
+"""A real agent harness hosted as an environment: `HarnessEnvironment` and its `/harness`
+WebSocket.
+"""
