@@ -173,6 +173,10 @@ async def _play(
     if result.done:
         return "done"
     while True:
+        # One pass through the event loop per turn: an agent and an environment that never
+        # suspend (a scripted agent, in-process sync tools) would otherwise hold the loop for
+        # the whole run: no other episode, deadline, progress bar or Ctrl-C would get a turn.
+        await asyncio.sleep(0)
         tally.turns += 1
         t0 = time.monotonic()
         # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow the episode deadline's

@@ -28,7 +28,8 @@ from mcpgym.runtime import crashes
 from mcpgym.servers import wire_json
 from mcpgym.servers.dispatch import Dispatcher
 from mcpgym.servers.guards.security import bearer_role, forbidden, origin_allowed, unauthorized
-from mcpgym.servers.mcp.episodes import EPISODE_PARAM, McpEpisodes
+from mcpgym.servers.mcp.episode_query import EPISODE_PARAM
+from mcpgym.servers.mcp.episodes import McpEpisodes
 from mcpgym.servers.responses import StrictJSONResponse, json_reply
 from mcpgym.servers.sessions import SessionManager
 from mcpgym.servers.settings import ServerSettings
@@ -153,13 +154,8 @@ async def close_episode(request: Request) -> Response:
     """`DELETE /mcp/episodes/ID`: close the episode's instance; its final record."""
     if (refused := _refusal(request)) is not None:
         return refused
-    episodes = _episodes(request)
-    episode = episodes.get(str(request.path_params["episode"]))
-    if episode is None:
-        return _missing()
-    async with episode.lock:  # a call still running finishes (and is scored) first
-        await episodes.close(episode)
-    return await json_reply(episode.record())
+    final = await _episodes(request).end(str(request.path_params["episode"]))
+    return _missing() if final is None else await json_reply(final)
 
 
 EPISODE_ROUTES = [

@@ -38,15 +38,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
 import secrets
 import time
 import weakref
+import zlib
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from math import isfinite
-from typing import Any
-from urllib.parse import parse_qs
+from typing import Any, NamedTuple
 
 from mcpgym._hints import clip, exception_text
 from mcpgym.errors import InvalidRequest, ToolError, ToolExecutionError
@@ -54,11 +53,11 @@ from mcpgym.mcp_env import MCPEnvironment
 from mcpgym.runtime import crashes
 from mcpgym.runtime.json_size import size_at_least
 from mcpgym.servers import wire_json
+from mcpgym.servers.mcp.episode_query import EpisodeQueryError
 from mcpgym.servers.sessions import Session, SessionManager
 from mcpgym.types import CallToolAction, CallToolObservation, Observation, ToolErrorInfo
 
 __all__ = [
-    "EPISODE_PARAM",
     "MAX_CALL_BYTES",
     "MAX_EPISODE_CALLS",
     "MAX_KEPT_BYTES",
@@ -66,14 +65,11 @@ __all__ = [
     "MAX_RECORD_BYTES",
     "RECORD_BOUND",
     "RECORD_TTL_S",
-    "EpisodeQueryError",
     "McpEpisode",
     "McpEpisodes",
-    "episode_query",
+    "Record",
 ]
 
-EPISODE_PARAM = "episode"
-"""The `/mcp` query parameter naming an operator-opened episode."""
 RECORD_TTL_S = 900.0
 """How long an ended episode's record stays readable."""
 MAX_RECORDS = 10_000
@@ -89,40 +85,9 @@ RECORD_BOUND = MAX_RECORD_BYTES + 2 * MAX_CALL_BYTES + MAX_EPISODE_CALLS * _COMP
 """The most bytes of JSON an episode's calls take in its record (about 3.5 MiB)."""
 MAX_KEPT_BYTES = 256 * 1024 * 1024
 """The most bytes all records may hold; beyond, the oldest ended records go first."""
-_ID = re.compile(r"[A-Za-z0-9_-]{32}")
 
 
-class EpisodeQueryError(Exception):
-    """The request's `episode` parameter is malformed (400) or names no live episode (404)."""
-
-    def __init__(self, message: str, status: int) -> None:
-        super().__init__(message)
-        self.message = message
-        self.status = status
-
-
-def episode_query(query_string: bytes | str) -> str | None:
-    """The `episode` named by a query string, `None` when there is none.
-
-    Raises `EpisodeQueryError` (400) for a repeated, empty or malformed value: a client that
-    names an episode must name exactly one, or it would silently play a fresh one.
-    """
-    text = query_string.decode("latin-1") if isinstance(query_string, bytes) else query_string
-    if EPISODE_PARAM not in text:  # the common case: no parsing at all
-        return None
-    values = parse_qs(text, keep_blank_values=True).get(EPISODE_PARAM)
-    if values is None:
-        return None
-    if len(values) != 1:
-        raise EpisodeQueryError("name one episode: `episode` is repeated", 400)
-    if not _ID.fullmatch(values[0]):
-        raise EpisodeQueryError(
-            "`episode` is not an episode id: open one with POST /mcp/episodes", 400
-        )
-    return values[0]
-
-
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class McpEpisode:
     """One operator-opened episode: its instance, and the record of its scored calls."""
 
@@ -152,6 +117,11 @@ class McpEpisode:
         """Whether MCP requests may still play it (not closed, not reaped)."""
         return self.session is not None and not self.session.closed
 
+    @property
+    def settled(self) -> bool:
+        """Ended, and nothing can change its record any more (no call running or scored)."""
+        return self.session is None and not self.lock.locked()
+
     def _tool_names(self) -> list[str]:
         if self.session is None:
             return self.tools
@@ -173,15 +143,55 @@ class McpEpisode:
         }
 
 
+class Record(NamedTuple):
+    """A settled episode's record, kept as its JSON text only, deflated when short (a one-call
+    episode's takes about a third of the memory of the live form, so the records kept for
+    `RECORD_TTL_S` after thousands of abandoned episodes cost little)."""
+
+    text: bytes
+    ended_at: float
+    packed: bool
+
+    @classmethod
+    def of(cls, record: dict[str, Any]) -> Record:
+        """The record of `record` (as `McpEpisode.record` answers it)."""
+        text = wire_json.dumps(record).encode()
+        if len(text) > _PACKED_MAX:  # rare and big: kept as text, not deflated on the loop
+            return cls(text, time.monotonic(), False)
+        packer = zlib.compressobj(6, zlib.DEFLATED, -12, 4, zlib.Z_DEFAULT_STRATEGY, _SHAPE)
+        return cls(packer.compress(text) + packer.flush(), time.monotonic(), True)
+
+    def record(self) -> dict[str, Any]:
+        """The record as JSON data (as `McpEpisode.record` answered when it settled)."""
+        text = self.text
+        if self.packed:
+            unpacker = zlib.decompressobj(-12, _SHAPE)
+            text = unpacker.decompress(text) + unpacker.flush()
+        return wire_json.loads(text, "record")
+
+
+_PACKED_MAX = 16 * 1024
+# what every record's JSON holds (a deflate dictionary: a one-call record deflates 253 → 64 bytes)
+_SHAPE = (
+    b'{"error_type":"","message":"","truncated":"not kept: "}{"episode":"","reset":{"seed":},'
+    b'"tools":[],"reset_reward":null,"steps":1,"calls":[{"tool":"","arguments":{},"error":null,'
+    b'"reward":0.0,"done":false}],"reward":0.0,"done":false,"failed":null,"live":false}'
+)
+
+
 _REGISTRIES: weakref.WeakKeyDictionary[SessionManager, McpEpisodes] = weakref.WeakKeyDictionary()
 
 
 class McpEpisodes:
-    """The app's operator-opened episodes, keyed by id (one registry per `SessionManager`)."""
+    """The app's operator-opened episodes, keyed by id (one registry per `SessionManager`):
+    the live ones (and ended ones a call still holds), and the records of settled ones, oldest
+    first."""
 
     def __init__(self, sessions: SessionManager) -> None:
         self._sessions = sessions
-        self._episodes: OrderedDict[str, McpEpisode] = OrderedDict()
+        self._episodes: dict[str, McpEpisode] = {}
+        self._records: OrderedDict[str, Record] = OrderedDict()
+        self._records_bytes = 0
 
     @classmethod
     def of(cls, sessions: SessionManager) -> McpEpisodes:
@@ -203,19 +213,20 @@ class McpEpisodes:
         session.on_close = lambda: self._note_end(episode)  # closed, reaped or ended
         return episode
 
-    def get(self, episode_id: str) -> McpEpisode | None:
-        """The episode with this id (live or ended), or `None`."""
+    def get(self, episode_id: str) -> McpEpisode | Record | None:
+        """The episode with this id (live or ended) or its settled record, or `None`."""
         episode = self._episodes.get(episode_id)
-        if episode is not None:
-            self._note_end(episode)
-        return episode
+        if episode is None:
+            return self._records.get(episode_id)
+        self._note_end(episode)
+        return self._episodes.get(episode_id) or self._records.get(episode_id)
 
     def live(self, episode_id: str) -> McpEpisode:
         """The live episode an `/mcp` request names; `EpisodeQueryError` (404) otherwise."""
         episode = self.get(episode_id)
         if episode is None:
             raise EpisodeQueryError("unknown episode: open one with POST /mcp/episodes", 404)
-        if not episode.live:
+        if not isinstance(episode, McpEpisode) or not episode.live:
             raise EpisodeQueryError(
                 "the episode has ended (closed or reaped idle); its record stays readable "
                 "at GET /mcp/episodes/ID",
@@ -225,39 +236,49 @@ class McpEpisodes:
         episode.session.touch()  # an episode in play is not idle
         return episode
 
-    async def close(self, episode: McpEpisode) -> None:
-        """Close the episode's instance (idempotent); its record stays readable."""
-        if episode.session is not None:
-            await self._sessions.close(episode.session)
-        self._note_end(episode)
+    async def end(self, episode_id: str) -> dict[str, Any] | None:
+        """Close the episode's instance (idempotent), once a call still running is scored; its
+        final record (`None` for an unknown id)."""
+        episode = self.get(episode_id)
+        if not isinstance(episode, McpEpisode):
+            return None if episode is None else episode.record()
+        async with episode.lock:  # a call still running finishes (and is scored) first
+            if episode.session is not None:
+                await self._sessions.close(episode.session)
+            self._note_end(episode)
+            final = episode.record()
+        self._note_end(episode)  # settled now that the lock is free
+        return final
 
-    @staticmethod
-    def _note_end(episode: McpEpisode) -> None:
+    def _note_end(self, episode: McpEpisode) -> None:
         """Once the episode's session is closed: note when, and let go of its instance (the
-        environment is freed once it closed; the record keeps only its own bounded data)."""
+        environment is freed once it closed); once settled, keep only its record's text."""
         if episode.ended_at is None and not episode.live:
             episode.ended_at = time.monotonic()
         if episode.session is not None and episode.session.closed:
             with contextlib.suppress(Exception):  # a closed instance may refuse: keep the last
                 episode.tools = episode._tool_names()  # pyright: ignore[reportPrivateUsage]
             episode.session = None
+        if episode.settled and self._episodes.pop(episode.id, None) is not None:
+            record = self._records[episode.id] = Record.of(episode.record())
+            self._records_bytes += len(record.text)
 
     def _forget_old(self) -> None:
-        """Drop records of episodes ended more than `RECORD_TTL_S` ago, and the oldest ended
-        ones beyond `MAX_RECORDS` or `MAX_KEPT_BYTES` (live episodes are bounded by the
-        session quota)."""
-        now = time.monotonic()
+        """Drop the records of episodes settled more than `RECORD_TTL_S` ago, and the oldest
+        beyond `MAX_RECORDS` or `MAX_KEPT_BYTES` (live episodes are bounded by the session
+        quota)."""
         for episode in list(self._episodes.values()):
-            self._note_end(episode)
-        ended = [e for e in self._episodes.values() if e.ended_at is not None]
-        excess = len(self._episodes) - MAX_RECORDS + 1
-        kept = sum(e.kept_bytes for e in self._episodes.values())
-        for episode in ended:
-            assert episode.ended_at is not None
-            if now - episode.ended_at > RECORD_TTL_S or excess > 0 or kept > MAX_KEPT_BYTES:
-                del self._episodes[episode.id]
-                excess -= 1
-                kept -= episode.kept_bytes
+            if episode.session is None or episode.session.closed:
+                self._note_end(episode)
+        live_bytes = sum(e.kept_bytes for e in self._episodes.values())
+        now = time.monotonic()
+        while self._records:
+            oldest = next(iter(self._records.values()))
+            full = len(self._episodes) + len(self._records) >= MAX_RECORDS
+            heavy = live_bytes + self._records_bytes > MAX_KEPT_BYTES
+            if not (full or heavy or now - oldest.ended_at > RECORD_TTL_S):
+                break
+            self._records_bytes -= len(self._records.popitem(last=False)[1].text)
 
     def _scoring(self, episode: McpEpisode) -> None:
         """Make every MCP `tools/call` on the episode's instance a scored step.

@@ -38,7 +38,8 @@ from mcpgym.servers.guards.security import (
     origin_allowed,
     unauthorized,
 )
-from mcpgym.servers.mcp.episodes import EpisodeQueryError, McpEpisodes, episode_query
+from mcpgym.servers.mcp.episode_query import EpisodeQueryError, episode_query
+from mcpgym.servers.mcp.episodes import McpEpisodes
 from mcpgym.servers.mcp.gate import bad_id, owner_key, read_body, rpc_refusal
 from mcpgym.servers.mcp.server import CURRENT_ENV
 from mcpgym.servers.mcp.session_count import SessionCount

@@ -50,7 +50,8 @@ from mcpgym.servers.mcp.context import (
     SessionToolContext,
     mcp_connection,
 )
-from mcpgym.servers.mcp.episodes import EpisodeQueryError, McpEpisodes, episode_query
+from mcpgym.servers.mcp.episode_query import EpisodeQueryError, episode_query
+from mcpgym.servers.mcp.episodes import McpEpisodes
 from mcpgym.servers.mcp.request_state import request_state_middleware
 from mcpgym.servers.sessions import Session, SessionManager
 from mcpgym.servers.wire_json import DEFAULT_MAX_RESULT_BYTES, check_result, encode_reply

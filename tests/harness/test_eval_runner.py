@@ -140,6 +140,34 @@ async def test_episode_timeout_bounds_the_whole_episode() -> None:
     assert 1 <= record.steps < 20
 
 
+async def test_an_episode_that_never_suspends_still_meets_its_deadline() -> None:
+    """A sync agent on in-process sync tools awaits nothing that suspends: the episode deadline
+    (and every other task, and Ctrl-C's cancellation) still gets the loop once per turn."""
+    call = {"type": "call_tool", "tool_name": "hint", "arguments": {}}
+    record = await one(
+        Scripted(lambda turn, r: call if turn < 300_000 else None),
+        EpisodeSpec(id="t", max_steps=1_000_000),
+        episode_timeout=0.2,
+        turn_timeout=5,
+    )
+    assert record.done_reason == "episode_timeout", (record.done_reason, record.steps)
+
+
+async def test_cancelling_a_run_of_never_suspending_episodes_ends_it_promptly() -> None:
+    """What Ctrl-C does to `mcpgym eval` (asyncio cancels the main task): the run ends within
+    a turn, even when no episode ever suspends on its own."""
+    call = {"type": "call_tool", "tool_name": "hint", "arguments": {}}
+    agent = Scripted(lambda turn, r: call if turn < 300_000 else None)
+    specs = [EpisodeSpec(id=f"e{i}", max_steps=1_000_000) for i in range(4)]
+    run = asyncio.ensure_future(evaluate(GuessEnv, agent, specs, concurrency=2))
+    await asyncio.sleep(0.05)
+    started = time.monotonic()
+    run.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    assert time.monotonic() - started < 1.0
+
+
 async def test_agent_and_environment_errors_are_recorded_not_raised() -> None:
     def boom(turn: int, result: Any) -> Any:
         raise RuntimeError("agent bug")

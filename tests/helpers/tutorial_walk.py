@@ -36,6 +36,8 @@ from pathlib import Path
 
 import httpx
 
+from helpers.ctrl_c import ctrl_c_able
+
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "tutorial.md"
 PLACEHOLDER = "path/to/mcpgym"
@@ -188,6 +190,7 @@ class Walk:
                 stderr=subprocess.STDOUT,
                 text=True,
                 start_new_session=True,
+                preexec_fn=ctrl_c_able,  # `stop` is the reader's Ctrl-C
             )
         url = f"http://127.0.0.1:{self.port}"
         deadline = time.monotonic() + 60

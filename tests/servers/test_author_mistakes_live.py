@@ -23,6 +23,7 @@ import httpx
 import pytest
 from websockets.sync.client import connect
 
+from helpers.ctrl_c import ctrl_c_able
 from helpers.mcp import StdioProcess, open_session, rpc, rpc_result
 from helpers.wait import wait_until
 
@@ -71,6 +72,7 @@ class Served:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
+            preexec_fn=ctrl_c_able,  # `stop` is the reader's Ctrl-C
         )
         self.lines: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -269,6 +271,7 @@ def test_ctrl_c_during_eval_is_one_line_and_130(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=ctrl_c_able,  # the suite may run with SIGINT ignored (a background job)
     )
     episodes = out / "episodes.jsonl"
     wait_until(lambda: episodes.is_file() and episodes.stat().st_size > 0, timeout=120)

@@ -164,13 +164,19 @@ def test_a_principal_cannot_use_another_principals_session() -> None:
 def test_all_records_together_are_bounded(
     guess: RunningServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(episodes, "MAX_KEPT_BYTES", 3 * episodes.MAX_CALL_BYTES)
+    import secrets
+
+    # records are kept deflated: arguments that do not deflate, so each record weighs ~3 KiB
+    monkeypatch.setattr(episodes, "MAX_KEPT_BYTES", 2 * episodes.MAX_CALL_BYTES)
     opened = []
     with httpx.Client(timeout=30) as client:
         for _ in range(4):
             episode, url = _open(guess.url)
             headers = mcp_initialize(client, url)
-            mcp_call(client, url, headers, "guess", {"n": "z" * (episodes.MAX_CALL_BYTES - 50)})
+            noise = secrets.token_urlsafe(episodes.MAX_CALL_BYTES // 2)[
+                : episodes.MAX_CALL_BYTES - 50
+            ]
+            mcp_call(client, url, headers, "guess", {"n": noise})
             _record(guess.url, episode, "DELETE")
             opened.append(episode)
         _open(guess.url)  # opening sweeps: the oldest ended records made way
@@ -246,3 +252,48 @@ def test_the_reaper_gives_freed_memory_back_once_sessions_closed() -> None:
         assert len(runs) == settled, "it ran again with nothing closed"
     if sys.platform == "linux" and platform.libc_ver()[0] == "glibc":
         assert heap.release() is True  # malloc_trim was found and called
+
+
+def test_a_settled_record_reads_as_it_did_live_and_is_kept_small() -> None:
+    """Once nothing can change it, a record is kept as its JSON text: every read answers what
+    the live episode answered, and 2,000 records of abandoned one-call episodes take a fraction
+    of the live form's memory (the form that grew RSS +17.9 % over 10,000 abandoned episodes)."""
+    import secrets
+    import tracemalloc
+
+    app = create_app(GuessEnv)
+    with run_server(app) as server, httpx.Client(timeout=30) as client:
+        episode, url = _open(server.url)
+        headers = mcp_initialize(client, url)
+        mcp_call(client, url, headers, "guess", {"n": 50})
+        mcp_call(client, url, headers, "guess", {"n": "not a number"})  # a scored tool error
+        live, _ = _record(server.url, episode)
+        final, _ = _record(server.url, episode, "DELETE")
+        again, _ = _record(server.url, episode)
+        assert final == again == live | {"live": False}
+        assert final["steps"] == 2 and final["calls"][1]["error"]
+        registry = episodes.McpEpisodes.of(app.state.sessions)
+        assert isinstance(registry.get(episode), episodes.Record)
+        assert _record(server.url, episode, "DELETE")[0] == final  # idempotent on a record
+
+    registry = episodes.McpEpisodes(app.state.sessions)
+
+    def abandoned(n: int) -> None:
+        for _ in range(n):
+            ep = episodes.McpEpisode(id=secrets.token_urlsafe(24), reset={"seed": 1}, session=None)
+            ep.tools = ["guess"]
+            call = {"tool": "guess", "arguments": {"n": 50}, "error": None}
+            ep.calls.append(call | {"reward": 0.0, "done": False})
+            registry._episodes[ep.id] = ep  # pyright: ignore[reportPrivateUsage]
+            registry._note_end(ep)  # pyright: ignore[reportPrivateUsage]
+
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        abandoned(2000)
+        per_record = (tracemalloc.get_traced_memory()[0] - before) / 2000
+    finally:
+        tracemalloc.stop()
+    kept = registry._records, registry._episodes  # pyright: ignore[reportPrivateUsage]
+    assert len(kept[0]) == 2000 and not kept[1]
+    assert per_record < 450, f"{per_record:.0f} bytes per settled record (the live form: ~1,050)"
