@@ -21,9 +21,11 @@ from calls._servers import Server
 from websockets.asyncio.client import connect
 
 from hostile._stall import judge
+from mcpgym.servers.settings import ServerSettings
 
 Figures = list[tuple[str, str]]
 BATCH = 50  # cycles at once
+REAP_INTERVAL_S = ServerSettings().reap_interval_s  # `mcpgym serve`'s default
 
 
 def _frame(n: int) -> str:
@@ -67,6 +69,9 @@ async def _drained(server: Server, within_s: float = 30.0) -> int:
         if sessions == 0:
             break
         await asyncio.sleep(0.2)
+    # The reaper gives freed memory back (a collection, malloc_trim) once per interval after
+    # something closed: both readings come after two of its intervals, so both are settled.
+    await asyncio.sleep(2 * REAP_INTERVAL_S + 1)
     return sessions
 
 

@@ -34,7 +34,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
-from mcpgym.errors import ExecutionError
+from mcpgym.errors import ExecutionError, InvalidJSON
+from mcpgym.runtime import strict_json
 from mcpgym.runtime.proctree import kill_family
 
 __all__ = ["MARKER", "MAX_LINE_BYTES", "WORKER_SCRIPT", "WorkerError", "WorkerProcess"]
@@ -256,10 +257,10 @@ class WorkerProcess:
                 )
             if not line.strip():
                 continue
-            try:
-                frame = json.loads(line)
-            except ValueError:
-                self._fail(f"the worker wrote a line that is not JSON: {line[:200]!r}", "protocol")
+            try:  # the worker writes strict JSON (bridge_wire.encode): anything else is not it
+                frame = strict_json.loads(line, "the worker's line")
+            except InvalidJSON as exc:
+                self._fail(f"{exc.message}: {line[:200]!r}", "protocol")
             if not isinstance(frame, dict):
                 self._fail(
                     f"the worker wrote a frame that is not an object: {line[:200]!r}", "protocol"
