@@ -272,6 +272,15 @@ def test_a_settled_record_reads_as_it_did_live_and_is_kept_small() -> None:
         again, _ = _record(server.url, episode)
         assert final == again == live | {"live": False}
         assert final["steps"] == 2 and final["calls"][1]["error"]
+        # arguments nested to the request's depth limit sit deeper still in the record
+        deep, deep_url = _open(server.url)
+        deep_headers = mcp_initialize(client, deep_url)
+        nested: Any = 1
+        for _ in range(61):  # the request then nests 64 deep: the most it may
+            nested = [nested]
+        mcp_call(client, deep_url, deep_headers, "guess", {"n": nested})
+        deep_final, _ = _record(server.url, deep, "DELETE")
+        assert _record(server.url, deep)[0] == deep_final and deep_final["steps"] == 1
         registry = episodes.McpEpisodes.of(app.state.sessions)
         assert isinstance(registry.get(episode), episodes.Record)
         assert _record(server.url, episode, "DELETE")[0] == final  # idempotent on a record
