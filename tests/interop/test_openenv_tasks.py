@@ -19,6 +19,7 @@ import pytest
 from calendar_gym.env import CalendarEnv
 from helpers.compat import OPENENV_CLIENT, compat
 from helpers.server import run_server
+from mcpgym import SyncEnvClient
 from mcpgym.servers import create_app
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(900)]
@@ -108,6 +109,9 @@ def test_reset_by_split_and_index_plays_that_task() -> None:
             assert by_index.status_code == by_id.status_code == 200, by_index.text
             observation = by_index.json()["observation"]
             assert observation == by_id.json()["observation"]
-            assert observation["metadata"]["task"] == task["task"]
+            # a reset tells the agent nothing of its task (Calendar v3): the operator's state does
+            with SyncEnvClient(running.url) as env:
+                env.reset(**body)
+                assert env.state().model_dump()["task"] == task["task"]
             seen.append(task["task"])
         assert len(set(seen)) == 3, seen  # three different tasks, not one default episode
