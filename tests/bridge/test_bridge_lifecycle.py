@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import signal
 import subprocess
 import sys
@@ -133,22 +132,70 @@ def test_a_request_over_the_line_limit_is_refused_before_sending() -> None:
     worker.stop()
 
 
-def test_an_overlong_request_line_is_a_protocol_error_in_the_worker() -> None:
-    cmd = [sys.executable, str(FIXTURES / "lifecycle_worker.py"), "lifecycle", "x:y"]
-    proc = subprocess.Popen(
-        [*cmd, "--max-line-bytes", "65536"], stdin=subprocess.PIPE, stdout=subprocess.PIPE
-    )
+def _raw_worker(*options: str) -> subprocess.Popen[bytes]:
+    """The worker on plain pipes (no `WorkerProcess`), past its hello."""
+    cmd = [sys.executable, str(FIXTURES / "lifecycle_worker.py"), "lifecycle", "x:y", *options]
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     assert proc.stdin is not None and proc.stdout is not None
     assert json.loads(proc.stdout.readline())["op"] == "hello"
-    proc.stdin.write(b"[" * (1 << 20) + b"\n")
-    proc.stdin.write(b'{"id": 7, "op": "reset", "args": {}}\n')
-    proc.stdin.flush()
-    first, second = json.loads(proc.stdout.readline()), json.loads(proc.stdout.readline())
-    assert first["ok"] is False and first["error"]["kind"] == "protocol" and first["id"] is None
-    assert second["id"] == 7 and second["ok"] is True
-    proc.stdin.close()
-    assert proc.wait(timeout=10) == 0
-    proc.stdout.close()
+    return proc
+
+
+def _finish(proc: subprocess.Popen[bytes]) -> None:
+    """Close stdin, expect a clean exit, close the pipes (killing it if it does not go)."""
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.close()
+        assert proc.wait(timeout=10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+
+
+def test_an_overlong_request_line_is_a_protocol_error_in_the_worker() -> None:
+    proc = _raw_worker("--max-line-bytes", "65536")
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write(b"[" * (1 << 20) + b"\n")
+        proc.stdin.write(b'{"id": 7, "op": "reset", "args": {}}\n')
+        proc.stdin.flush()
+        first, second = json.loads(proc.stdout.readline()), json.loads(proc.stdout.readline())
+        assert first["ok"] is False and first["error"]["kind"] == "protocol"
+        assert first["id"] is None
+        assert second["id"] == 7 and second["ok"] is True
+    finally:
+        _finish(proc)
+
+
+@pytest.mark.parametrize("overlong_every", [0, 3])
+def test_pipelined_requests_are_all_answered_in_order(overlong_every: int) -> None:
+    """A burst written at once (the reader thread runs ahead of the loop) loses no line: each
+    request gets its answer, in order, over-long lines among them included."""
+    proc = _raw_worker("--max-line-bytes", "4096")
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        burst, expected = bytearray(), []
+        for i in range(300):
+            if overlong_every and i % overlong_every == 0:
+                burst += b"x" * 10_000 + b"\n"
+                expected.append(None)
+            else:
+                arguments = {"name": "echo", "arguments": {"i": i}}
+                burst += json.dumps({"id": i, "op": "call", "args": arguments}).encode() + b"\n"
+                expected.append(i)
+        proc.stdin.write(bytes(burst))
+        proc.stdin.flush()
+        answers = [json.loads(proc.stdout.readline()) for _ in expected]
+        assert [answer["id"] for answer in answers] == expected
+        for answer in answers:
+            if answer["id"] is None:
+                assert answer["error"]["kind"] == "protocol"
+            else:
+                assert answer["result"]["output"] == {"i": answer["id"]}
+    finally:
+        _finish(proc)
 
 
 def test_memory_budget_ends_that_worker_only() -> None:
@@ -161,4 +208,3 @@ def test_memory_budget_ends_that_worker_only() -> None:
     assert worker.pid is None
     assert _call(other, "alloc", mib=512)["ok"]  # no budget of its own: unaffected
     other.stop()
-    assert resource.getrlimit(resource.RLIMIT_DATA)[0] == resource.RLIM_INFINITY or True

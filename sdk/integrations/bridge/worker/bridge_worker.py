@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import concurrent.futures
 import importlib
 import importlib.util
 import inspect
@@ -111,15 +112,28 @@ async def _answer(backend: Any, op: str, args: dict[str, Any]) -> Any:
 
 def _stdin_lines(loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[Any], limit: int) -> None:
     """Request lines into the queue, each at most `limit` bytes (the rest of a longer line is
-    skipped and it becomes one `_OVERLONG`); `None` at the end of stdin."""
+    skipped and it becomes one `_OVERLONG`); `None` at the end of stdin. Each line waits for
+    room in the queue (a host that pipelines requests is answered in order, none dropped) and
+    the pipe holds the rest: reading ahead stays bounded."""
     stdin = sys.stdin.buffer
     while line := stdin.readline(limit + 1):
         if len(line) > limit and not line.endswith(b"\n"):
             while (rest := stdin.readline(65536)) and not rest.endswith(b"\n"):
                 pass
             line = _OVERLONG
-        loop.call_soon_threadsafe(queue.put_nowait, line)
-    loop.call_soon_threadsafe(queue.put_nowait, None)
+        if not _hand_over(loop, queue, line):
+            return
+    _hand_over(loop, queue, None)
+
+
+def _hand_over(loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[Any], item: Any) -> bool:
+    """Put `item` into the loop's queue from the reader thread, waiting for room; False once the
+    loop has stopped (the worker is going: nobody reads any more)."""
+    try:
+        asyncio.run_coroutine_threadsafe(queue.put(item), loop).result()
+    except (RuntimeError, concurrent.futures.CancelledError):
+        return False
+    return True
 
 
 async def answer(backend: Any, line: str | bytes) -> tuple[dict[str, Any], bool]:
