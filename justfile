@@ -233,7 +233,6 @@ test-validate *ARGS: setup
 
 # SwarmProvider on a single-node Docker Swarm (engine from .ci/docker-engine.sh; swarm mode is
 # entered through the SDK and left at the end): 3 services, 60 Calendar episodes, a killed task.
-# SwarmProvider on a single-node Docker Swarm: 3 services, 60 Calendar episodes, a killed task.
 test-swarm *ARGS: setup
     #!/usr/bin/env bash
     set -euo pipefail

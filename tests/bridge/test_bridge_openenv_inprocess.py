@@ -13,7 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bridge_helpers import FIXTURES, drive_openenv, free_port, serve_native, serving
+from bridge_helpers import (
+    FIXTURES,
+    drive_openenv_each,
+    free_port,
+    native_command,
+    serve_native,
+    started,
+)
 
 from helpers.compat import OPENENV_CORE_ENV, OPENENV_SERVER, compat
 from mcpgym import SyncEnvClient
@@ -24,11 +31,12 @@ pytestmark = [pytest.mark.bridge, pytest.mark.timeout(600)]
 ANSWER = "<|channel|>analysis<|message|>12 patients<|end|><|channel|>final<|message|>12<|end|>"
 
 
-def _serve_in_process(python: Path, target: str, path: Path) -> Any:
-    """`mcpgym serve TARGET --bridge openenv` under the venv that holds mcpgym and openenv-core."""
+def _in_process_command(python: Path, target: str, path: Path) -> tuple[list[str], int]:
+    """`mcpgym serve TARGET --bridge openenv` under the venv that holds mcpgym and openenv-core,
+    on a free port: (argv, port)."""
     port = free_port()
     cmd = [str(python), "-m", "mcpgym.servers", "serve", target, "--bridge", "openenv"]
-    return serving([*cmd, "--bridge-path", str(path), "--port", str(port)], port)
+    return [*cmd, "--bridge-path", str(path), "--port", str(port)], port
 
 
 def _masked(reads: dict[str, Any]) -> str:
@@ -93,10 +101,13 @@ def test_served_in_process_as_openenv_serves_it(
 ) -> None:
     core = worker_venvs["openenv-core"]
     path = FIXTURES if target.startswith("openenv_") else dipg_dataset
-    with serve_native(core, app, path=path) as url:
-        native = drive_openenv(core, url, script, path)
-    with _serve_in_process(worker_venvs["mcpgym-openenv-core"], target, path) as url:
-        ours = drive_openenv(core, url, script, path)
+    ours_cmd = _in_process_command(worker_venvs["mcpgym-openenv-core"], target, path)
+    with (  # both servers start at once, then both drivers play at once (each imports OpenEnv)
+        started(*native_command(core, app), cwd=path) as native_server,
+        started(*ours_cmd) as our_server,
+    ):
+        urls = [native_server.wait(), our_server.wait()]
+        native, ours = drive_openenv_each(core, urls, script, path)
     assert _masked(ours) == _masked(native)
     assert ours["generic"]["steps"][0]["observation"]  # something was played
 

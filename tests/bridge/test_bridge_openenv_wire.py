@@ -19,7 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bridge_helpers import FIXTURES, drive_openenv, serve_bridge, serve_native
+from bridge_helpers import (
+    FIXTURES,
+    bridge_command,
+    drive_openenv_each,
+    native_command,
+    started,
+)
 
 from helpers.compat import OPENENV_CORE_ENV, OPENENV_ENV, compat
 from helpers.mcp import MCPGYM
@@ -60,10 +66,13 @@ def _same(native: dict[str, Any], bridged: dict[str, Any]) -> None:
 def _compare(
     python: Path, target: str, app: str, path: Path, script: dict[str, Any], *extra: str
 ) -> dict[str, Any]:
-    with serve_native(python, app, path=path) as url:
-        native = drive_openenv(python, url, script, path)
-    with serve_bridge("openenv", target, python, *extra, path=path) as url:
-        bridged = drive_openenv(python, url, script, path)
+    # both servers start at once, then both drivers play at once (each imports OpenEnv)
+    with (
+        started(*native_command(python, app), cwd=path) as native_server,
+        started(*bridge_command("openenv", target, python, *extra, path=path)) as bridge_server,
+    ):
+        urls = [native_server.wait(), bridge_server.wait()]
+        native, bridged = drive_openenv_each(python, urls, script, path)
     _same(native, bridged)
     return bridged
 
