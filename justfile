@@ -231,8 +231,8 @@ test-calendar-validity *ARGS: setup
 test-validate *ARGS: setup
     {{py}} -m pytest -m "validate or venv" tests/validate {{ARGS}}
 
-# SwarmProvider on a single-node Docker Swarm (engine from .ci/docker-engine.sh; swarm mode is
-# entered through the SDK and left at the end): 3 services, 60 Calendar episodes, a killed task.
+# The engine comes from .ci/docker-engine.sh; swarm mode is entered through the SDK and left at the end.
+# SwarmProvider on a single-node Docker Swarm: 3 services, 60 Calendar episodes, a killed task.
 test-swarm *ARGS: setup
     #!/usr/bin/env bash
     set -euo pipefail
