@@ -44,7 +44,11 @@ def failures(env: Any) -> dict[str, str]:
     return err.failures
 
 
-@pytest.mark.parametrize("env", [GuessEnv, GuessEnv(), Fine, SyncCounter, AsyncCounter], ids=repr)
+@pytest.mark.parametrize(
+    "env",
+    [GuessEnv, GuessEnv(), Fine, SyncCounter, AsyncCounter],
+    ids=["GuessEnv", "GuessEnv()", "Fine", "SyncCounter", "AsyncCounter"],
+)
 def test_good_environments_pass(env: Any) -> None:
     assert check_env(env) == ALL_CHECKS
 
