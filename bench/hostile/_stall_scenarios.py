@@ -213,12 +213,12 @@ async def _drip(port: int, held: list[Any], dropped: list[int]) -> None:
         for byte in head:
             writer.write(bytes([byte]))
             await writer.drain()
-            if reader.at_eof():
-                break
+            if reader.at_eof():  # the server closed it
+                dropped.append(1)
+                return
             await asyncio.sleep(1.0)
-    except (ConnectionError, OSError):
-        pass
-    dropped.append(1)
+    except (ConnectionError, OSError):  # the server reset it (our own abort comes after cancel)
+        dropped.append(1)
 
 
 async def slowloris(ns: argparse.Namespace) -> Figures:
