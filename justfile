@@ -2,6 +2,11 @@
 
 set shell := ["bash", "-euo", "pipefail", "-c"]
 
+# setuptools' editable build warns "Editable installation … folders with the same name as your
+# package" on every `pip install -e` (pip ≥ 25 prints backend warnings): the layout maps
+# mcpgym to sdk/ on purpose, so that one warning is silenced for every recipe; nothing else is.
+export PYTHONWARNINGS := "ignore:Editable installation" + if env("PYTHONWARNINGS", "") == "" { "" } else { "," + env("PYTHONWARNINGS") }
+
 python := env("PYTHON", "python3")
 venv := ".venv"
 py := venv / "bin/python"

@@ -9,7 +9,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import venv
 from pathlib import Path
 
 import httpx
@@ -73,14 +72,20 @@ def _claude() -> str | None:
 @pytest.mark.interop
 @pytest.mark.timeout(1200)
 def test_readme_top_to_bottom_in_a_fresh_venv(tmp_path: Path) -> None:
-    """The README's path as a newcomer walks it: install into a fresh venv (no setuptools
-    warnings), `mcpgym` on PATH, serve the README's Notes from a temp folder and drive it with
-    the README's client. The `claude` lines are `test_readme_claude_lines` (conformance suite)."""
+    """The README's path as a newcomer walks it: `just setup` (what `just test` runs first) into a
+    fresh venv prints no warning of ours (the newest pip prints the build backend's), `mcpgym`
+    on PATH, serve the README's Notes from a temp folder and drive it with the README's client.
+    The `claude` lines are `test_readme_claude_lines` (conformance suite)."""
     venv_dir = tmp_path / "venv"
-    venv.EnvBuilder(with_pip=True).create(venv_dir)
-    pip = [str(venv_dir / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check"]
+    just = shutil.which("just")
+    assert just, "`just` is not on PATH: pip install rust-just (the README's first step)"
     install = subprocess.run(
-        [*pip, "-e", f"{ROOT}[calendar]"], capture_output=True, text=True, timeout=1000
+        [just, "--set", "venv", str(venv_dir), "setup"],
+        cwd=ROOT,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"},
+        capture_output=True,
+        text=True,
+        timeout=1000,
     )
     assert install.returncode == 0, install.stderr[-3000:]
     noise = [
