@@ -158,9 +158,10 @@ fmt: setup
     {{py}} -m ruff format .
     {{py}} -m ruff check --fix .
 
-# Benchmarks against a bare Starlette+uvicorn floor: WS, HTTP, /mcp, cold start and memory in both
-# modes, Calendar Gym reset and events_list (bounded, under 2 minutes; prints figures and ratios).
-# Benchmarks against a bare Starlette+uvicorn floor, bounded (under 2 minutes; figures and ratios).
+# Every figure bounded in time: WS (one session, 100, the sweep to 1,000), HTTP, /mcp, callgrind
+# instructions, cold start and memory in both modes, Calendar Gym, Code Gym's sandbox, `mcpgym
+# --help`; `--only NAME` for one, `--quick` for a smoke run, `--json PATH` to record.
+# Benchmarks against a bare Starlette+uvicorn floor: figures and ratios (~10-15 minutes, bounded).
 bench *ARGS: setup
     {{py}} bench/run.py {{ARGS}}
 
