@@ -161,7 +161,7 @@ fmt: setup
 # Every figure bounded in time: WS (one session, 100, the sweep to 1,000), HTTP, /mcp, callgrind
 # instructions, cold start and memory in both modes, Calendar Gym, Code Gym's sandbox, `mcpgym
 # --help`; `--only NAME` for one, `--quick` for a smoke run, `--json PATH` to record.
-# Benchmarks against a bare Starlette+uvicorn floor: figures and ratios (~10-15 minutes, bounded).
+# Benchmarks against a bare Starlette+uvicorn floor: figures and ratios (5-15 minutes, bounded).
 bench *ARGS: setup
     {{py}} bench/run.py {{ARGS}}
 
