@@ -311,6 +311,19 @@ class CalendarEnv(TaskPlay, MCPEnvironment, EventTools, CalendarTools, AclTools,
             code = "UNKNOWN_TOOL" if isinstance(err, CalendarUnknownTool) else err.error_type
             self.record_call(name, arguments, error=code)
             raise
+        except (OverflowError, UnicodeEncodeError) as exc:  # the caller's values, not a fault
+            st.errors += 1
+            self.record_call(name, arguments, error="INVALID_VALUE")
+            err = ApiError(
+                "INVALID_VALUE",
+                "A value of the call is out of the calendar's range "
+                f"({type(exc).__name__}: {str(exc)[:120]}).",
+                expected="dates between the years 1 and 9999 (after applying the offset), "
+                "and text without lone surrogates",
+                got=None,
+                hint="Use dates in a plausible range, e.g. 2026-03-02T10:00:00-05:00.",
+            )
+            raise render(err, self.error_mode, name) from None
         except Exception as exc:
             st.errors += 1
             self.record_call(name, arguments, error="INTERNAL")

@@ -304,6 +304,9 @@ class CodeEnv(WorkspaceTools, MCPEnvironment):
         value = {"fraction": result.reward, "binary": result.binary}.get(st.reward_mode)
         if value is None:  # shaped: the test-progress share was paid along the way
             value = (1 - SHAPED_TESTS) * result.reward
+            if result.reward == 0:  # ... and is paid back when the hidden tests give nothing:
+                value -= SHAPED_TESTS * self._best_visible  # visible tests can be edited or
+                # forged from inside the sandbox, so a gamer's return stays 0
         self._pending += value
         self.end_episode()
         return result

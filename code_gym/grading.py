@@ -15,6 +15,11 @@ Reward (`Grade.reward`, in [0, 1]):
   whose every call the visible tests make (its answer was shown) counts as a regression test;
 - answers that do not depend on the input (one constant for every call, where the reference's
   answers vary) score 0;
+- credit for the fix tests starts above what an input-blind answer earns: with F fix tests of
+  which T pass for the best single constant (the reference's most frequent answers and None)
+  or a handed-back argument, and one more for luck (`BLIND_SLACK`), fix credit =
+  max(0, passed - T - 1) / (F - T - 1); where that leaves no fix test, only passing every
+  test counts (1.0, else 0); so a constant for every call but one earns nothing either;
 - `Grade.binary` is 1.0 only when every hidden test passes (pass@1 style).
 
 Example:
@@ -30,6 +35,7 @@ import asyncio
 import functools
 import json
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -50,6 +56,7 @@ __all__ = [
     "baseline_steps",
     "grade",
     "score",
+    "trivial_fix_tests",
 ]
 
 RUNNER = Path(code_gym.runner.__file__).resolve().parent
@@ -65,6 +72,12 @@ GRADE_LIMITS = Limits(
     workspace_mb=16,
 )
 CALL_TIMEOUT_S = 1.0
+TRIVIAL_CONSTANTS = 8
+"""How many of the reference's most frequent answers (and argument positions) the input-blind
+baseline tries, besides None."""
+BLIND_SLACK = 1
+"""Tests above the blind floor that earn nothing yet: one call answered otherwise (a junk
+string that happens to be truthy where True is expected) can pass one more test by luck."""
 MAX_SUBMISSION_BYTES = 1_000_000
 
 
@@ -145,8 +158,8 @@ def shown_steps(task: CodeTask) -> frozenset[int]:
     return _shown(task.id)
 
 
-def score(task: CodeTask, verdict: Verdict) -> Grade:
-    """The grade of a verdict (see the module docstring)."""
+def _split_steps(task: CodeTask) -> tuple[frozenset[int], frozenset[int]]:
+    """(fix tests, regression tests) of the task (see the module docstring)."""
     counted = {s.index for s in task.recording().steps if s.counts}
     regression = counted & baseline_steps(task)
     # a hidden test the visible tests already answer is required, not credited: hard-coding
@@ -154,10 +167,58 @@ def score(task: CodeTask, verdict: Verdict) -> Grade:
     shown = (counted & shown_steps(task)) - regression
     if counted - regression - shown:
         regression = regression | shown
-    fix = counted - regression
+    return frozenset(counted - regression), frozenset(regression)
+
+
+@functools.cache
+def _trivial(task_id: str) -> int:
+    """The most fix tests one input-blind answer passes: one constant for every call (the
+    reference's most frequent answers, and None) or one argument handed back."""
+    task = get_task(task_id)
+    rec = task.recording()
+    fix, _regression = _split_steps(task)
+    common = [v for v, _n in Counter(rec.reference_answers).most_common(TRIVIAL_CONSTANTS)]
+    plans = [[value for _ in rec.calls] for value in map(_decoded, common) if value is not None]
+    plans.append([encode(None) for _ in rec.calls])
+    widths = [
+        len(args[1]) if isinstance(args, list) and len(args) == 2 else 0
+        for _t, args, _k in rec.calls
+    ]
+    for p in range(min(min(widths, default=0), TRIVIAL_CONSTANTS)):
+        plans.append([args[1][p] for _t, args, _k in rec.calls])
+    best = 0
+    for plan in plans:
+        lines = [{"i": i, "ok": ok} for i, ok in enumerate(plan)]
+        best = max(best, len(fix & judge(rec, lines, seed=task.id).passed_steps))
+    return best
+
+
+def _decoded(canon: str) -> Any:
+    """A reference answer's wire form (None for what is no value: "raised ...", a type)."""
+    try:
+        return json.loads(canon)
+    except ValueError:
+        return None
+
+
+def trivial_fix_tests(task: CodeTask) -> int:
+    """How many fix tests an answer that ignores the input can pass (credited above it only)."""
+    return _trivial(task.id)
+
+
+def score(task: CodeTask, verdict: Verdict) -> Grade:
+    """The grade of a verdict (see the module docstring)."""
+    fix, regression = _split_steps(task)
     fix_passed = len(fix & verdict.passed_steps)
     reg_passed = len(regression & verdict.passed_steps)
-    reward = fix_passed / len(fix) if fix else 0.0
+    # credit starts above what an input-blind answer gets: a constant (or an echoed argument)
+    # for all calls but one cannot collect the tests the constant alone passes; where a blind
+    # answer (and luck) passes every fix test, only passing every test counts
+    floor = _trivial(task.id) + BLIND_SLACK if fix else 0
+    if len(fix) > floor:
+        reward = max(0, fix_passed - floor) / (len(fix) - floor)
+    else:
+        reward = 1.0 if fix and fix_passed + reg_passed == len(fix) + len(regression) else 0.0
     if regression:
         reward *= reg_passed / len(regression)
     if verdict.constant:
@@ -183,7 +244,7 @@ def parse_answers(stdout: str) -> list[dict[str, Any]]:
     for line in stdout.splitlines():
         try:
             item = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: a line nested too deep
             continue
         if isinstance(item, dict) and isinstance(item.get("i"), int):
             out.append(item)

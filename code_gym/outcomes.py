@@ -47,7 +47,7 @@ def _split(text: str) -> tuple[str, dict[str, Any] | None]:
         if line.startswith(SEP):
             try:
                 found = json.loads(line[1:])
-            except ValueError:
+            except (ValueError, RecursionError):  # RecursionError: a line nested too deep
                 continue
             if isinstance(found, dict):
                 report = found

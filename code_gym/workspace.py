@@ -23,11 +23,30 @@ from code_gym.outcomes import python_result, suite_result
 from code_gym.sandbox import Limits, RunResult, Sandbox, SandboxBusy, SandboxUnavailable
 from mcpgym import tool
 
-__all__ = ["MAX_CODE_BYTES", "MAX_FILE_BYTES", "WorkspaceTools", "busy", "check_path"]
+__all__ = [
+    "MAX_CODE_BYTES",
+    "MAX_FILE_BYTES",
+    "WorkspaceTools",
+    "busy",
+    "check_path",
+    "near_names",
+]
 
 MAX_FILE_BYTES = 256 * 1024
 MAX_CODE_BYTES = 64 * 1024
 MAX_FILES = 200
+
+
+NEAR_CANDIDATES = 64
+"""How many workspace names "did you mean" compares (those closest in length)."""
+
+
+def near_names(rel: str, files: list[str]) -> list[str]:
+    """Up to three names like `rel`, for a "did you mean" hint. Bounded: difflib compares at
+    most `NEAR_CANDIDATES` names of at most 255 characters (a program can fill the workspace
+    with thousands of long look-alike names, and each comparison is quadratic in length)."""
+    pool = sorted((f for f in files if len(f) <= 255), key=lambda f: abs(len(f) - len(rel)))
+    return difflib.get_close_matches(rel, pool[:NEAR_CANDIDATES], n=3)
 
 
 def busy(exc: SandboxBusy) -> CodeError:
@@ -116,7 +135,16 @@ class WorkspaceTools:
         self._begin("write_file")
         try:
             rel = check_path(path)
-            size = len(content.encode("utf-8"))
+            try:
+                size = len(content.encode("utf-8"))
+            except UnicodeEncodeError as exc:  # a lone surrogate (in-process callers)
+                raise CodeError(
+                    "INVALID_ARGUMENTS",
+                    f"The content is not valid text: {exc.reason} at index {exc.start}.",
+                    field="content",
+                    got=None,
+                    hint="Send the file as UTF-8 text (no lone surrogate code points).",
+                ) from None
             if size > MAX_FILE_BYTES:
                 raise CodeError(
                     "FILE_TOO_LARGE",
@@ -157,7 +185,7 @@ class WorkspaceTools:
             rel = check_path(path)
             files = self._files()
             if rel not in files:
-                near = difflib.get_close_matches(rel, files, n=3)
+                near = near_names(rel, files)
                 raise CodeError(
                     "FILE_NOT_FOUND",
                     f"No file {rel!r} in the workspace.",
@@ -219,7 +247,7 @@ class WorkspaceTools:
             if file is not None:
                 rel = check_path(file, "file")
                 if rel not in self._files():
-                    near = difflib.get_close_matches(rel, self._files(), n=3)
+                    near = near_names(rel, self._files())
                     raise CodeError(
                         "FILE_NOT_FOUND",
                         f"No file {rel!r} to run.",

@@ -243,15 +243,22 @@ async def capped(obs: CallToolObservation, limit: int | None) -> CallToolObserva
     return (await measured(obs, limit))[0]
 
 
+MAX_TIMEOUT_S = 86_400.0
+"""The longest per-call timeout a request may ask for (a day)."""
+
+
 def _timeout(value: Any) -> float:
+    # an int of any size compares with a float (10**400 <= MAX is False, no OverflowError)
     if (
         isinstance(value, bool)
         or not isinstance(value, int | float)
-        or not math.isfinite(value)  # NaN would mean "no timeout"
-        or value <= 0
+        or (isinstance(value, float) and not math.isfinite(value))  # NaN: "no timeout"
+        or not 0 < value <= MAX_TIMEOUT_S
     ):
+        got = value if not isinstance(value, int) or abs(value) < 10**18 else "a huge integer"
         raise InvalidRequest(
-            "timeout_s must be a positive number", errors=[{"field": "timeout_s", "got": value}]
+            f"timeout_s must be a positive number of seconds, at most {MAX_TIMEOUT_S:g}",
+            errors=[{"field": "timeout_s", "got": got}],
         )
     return float(value)
 

@@ -67,6 +67,94 @@ class RecurrenceProblem(ValueError):
         self.hint = hint
 
 
+# RFC 5545 §3.3.10 value ranges (INTERVAL and COUNT are positive; an INTERVAL of 0 would
+# never advance, so it is refused, and one above 1,000 is no calendar's); a negative BY value
+# counts from the end, 0 is none
+_RANGES = {
+    "INTERVAL": (1, 1000),
+    "COUNT": (1, 10**9),
+    "BYSECOND": (0, 59),
+    "BYMINUTE": (0, 59),
+    "BYHOUR": (0, 23),
+    "BYMONTHDAY": (-31, 31),
+    "BYYEARDAY": (-366, 366),
+    "BYWEEKNO": (-53, 53),
+    "BYMONTH": (1, 12),
+    "BYSETPOS": (-366, 366),
+}
+_SIGNED = {"BYMONTHDAY", "BYYEARDAY", "BYWEEKNO", "BYSETPOS"}
+
+
+_WEEKDAYS = ("MO", "TU", "WE", "TH", "FR", "SA", "SU")
+# 2001-2028: every kind of year (its first weekday, leap or not) once at least, no century
+_PROBE_DAYS = [date(2001, 1, 1) + timedelta(days=n) for n in range(28 * 365 + 7)]
+
+
+def _ints(value: str | None) -> set[int] | None:
+    return None if value is None else {int(v) for v in value.split(",")}
+
+
+def _ever_matches(seen: dict[str, str]) -> bool:
+    """Whether some day of some year passes the rule's day filters (BYMONTH, BYMONTHDAY,
+    BYYEARDAY, BYWEEKNO, BYDAY's weekdays): dateutil searches to the year 9999 for a rule
+    that never matches (seconds on the event loop at every expansion), so such a rule is
+    refused up front. Days are tried over 28 years that hold every kind of year."""
+    keys = {k: seen.get(k) for k in ("BYMONTH", "BYMONTHDAY", "BYYEARDAY", "BYWEEKNO", "BYDAY")}
+    if all(v is None for v in keys.values()):
+        return True
+    months, monthdays = _ints(keys["BYMONTH"]), _ints(keys["BYMONTHDAY"])
+    yeardays, weeknos = _ints(keys["BYYEARDAY"]), _ints(keys["BYWEEKNO"])
+    weekdays = None
+    if keys["BYDAY"] is not None:
+        weekdays = {
+            _WEEKDAYS.index(d.strip()[-2:].upper())
+            for d in keys["BYDAY"].split(",")
+            if d.strip()[-2:].upper() in _WEEKDAYS
+        }
+    for day in _PROBE_DAYS:
+        if months is not None and day.month not in months:
+            continue
+        if weekdays is not None and day.weekday() not in weekdays:
+            continue
+        if monthdays is not None:
+            last = (date(day.year + day.month // 12, day.month % 12 + 1, 1) - timedelta(days=1)).day
+            if day.day not in monthdays and day.day - last - 1 not in monthdays:
+                continue
+        if yeardays is not None:
+            length = 366 if date(day.year, 12, 31).timetuple().tm_yday == 366 else 365
+            nth = day.timetuple().tm_yday
+            if nth not in yeardays and nth - length - 1 not in yeardays:
+                continue
+        if weeknos is not None:
+            iso = day.isocalendar()
+            week, weeks = iso.week, date(iso.year, 12, 28).isocalendar().week
+            if week not in weeknos and week - weeks - 1 not in weeknos:
+                continue
+        return True
+    return False
+
+
+def _check_numbers(key: str, value: str, low: int, high: int) -> None:
+    """Each comma-separated value of `key` an integer within [low, high] (0 excluded where the
+    value may be negative)."""
+    many = key.startswith("BY")
+    items = value.split(",") if many else [value]
+    for item in items:
+        text = item.strip()
+        body = text[1:] if text[:1] in "+-" and key in _SIGNED else text
+        if not (body.isascii() and body.isdigit()) or len(body) > 10:
+            raise RecurrenceProblem(
+                f"{key}={value[:40]} is not {'a list of integers' if many else 'an integer'}",
+                f"Write {key}={low if low > 0 else 1}" + (",2" if many else "") + ".",
+            )
+        number = int(text)
+        if not low <= number <= high or (number == 0 and key in _SIGNED):
+            raise RecurrenceProblem(
+                f"{key}={number} is out of range",
+                f"{key} takes {low}..{high}" + (" (not 0)" if key in _SIGNED else "") + ".",
+            )
+
+
 def _check_rrule_body(body: str) -> None:
     parts = [p for p in body.split(";") if p]
     seen: dict[str, str] = {}
@@ -92,9 +180,24 @@ def _check_rrule_body(body: str) -> None:
         raise RecurrenceProblem(
             f"FREQ={seen['FREQ']} is not a frequency", f"Use one of {', '.join(_FREQS)}."
         )
+    for key, (low, high) in _RANGES.items():
+        if key in seen:
+            _check_numbers(key, seen[key], low, high)
     if "COUNT" in seen and "UNTIL" in seen:
         raise RecurrenceProblem(
             "an RRULE may not have both COUNT and UNTIL", "Keep one of them (RFC 5545)."
+        )
+    interval = int(seen.get("INTERVAL", "1"))
+    if seen["FREQ"].upper() == "DAILY" and interval % 7 == 0 and "BYDAY" in seen:
+        raise RecurrenceProblem(
+            f"FREQ=DAILY;INTERVAL={interval} lands on the start's weekday only, so BYDAY "
+            "can match nothing else (and a search for it never ends)",
+            f"Write FREQ=WEEKLY;INTERVAL={interval // 7};BYDAY=... instead.",
+        )
+    if not _ever_matches(seen):
+        raise RecurrenceProblem(
+            "this RRULE's BY parts match no day of any year (e.g. BYMONTH=2;BYMONTHDAY=30)",
+            "Pick days that exist: check BYMONTH against BYMONTHDAY, BYYEARDAY and BYWEEKNO.",
         )
 
 

@@ -21,6 +21,118 @@ from .errors import WorkspacePathError
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 #: At most this many entries are listed.
 MAX_LIST = 10_000
+#: Listed paths are at most this deep and this long (a program may build deeper and longer
+#: ones; they are not listed, so one listing stays small: at most MAX_LIST x MAX_PATH_CHARS).
+MAX_DEPTH = 32
+MAX_PATH_CHARS = 1024
+
+
+def walk(root: Path, max_depth: int) -> Iterator[tuple[str, int, list[str]]]:
+    """(relative folder, its fd, the names of its entries that are not folders), depth first,
+    without recursion (a tree of any depth is no `RecursionError`) and without following a
+    symlink; folders below `max_depth` are not entered. The fds open at once are the folders
+    on the way down (at most `max_depth` + 1); each is closed when its subtree is done."""
+
+    def scan(fd: int) -> tuple[list[str], list[str]]:
+        files: list[str] = []
+        folders: list[str] = []
+        with os.scandir(fd) as entries:
+            for entry in entries:
+                try:
+                    (folders if entry.is_dir(follow_symlinks=False) else files).append(entry.name)
+                except OSError:
+                    continue
+        return files, folders
+
+    fd = os.open(root, _DIR_FLAGS)
+    stack: list[tuple[str, int, Iterator[str]]] = [("", fd, iter(()))]
+    try:
+        files, folders = scan(fd)
+        stack[0] = ("", fd, iter(folders))
+        yield "", fd, files
+        while stack:
+            rel, fd, pending = stack[-1]
+            name = next(pending, None)
+            if name is None:
+                os.close(stack.pop()[1])
+                continue
+            if len(stack) > max_depth:
+                continue
+            try:
+                sub = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            except OSError:
+                continue
+            try:
+                files, folders = scan(sub)
+            except OSError:
+                os.close(sub)
+                continue
+            stack.append((f"{rel}{name}/", sub, iter(folders)))
+            yield f"{rel}{name}/", sub, files
+    finally:
+        for _rel, fd, _pending in stack:
+            os.close(fd)
+
+
+def remove_tree(root: Path) -> None:
+    """Delete the folder `root` and everything in it, depth first and without recursion (a
+    tree of any depth), never through a symlink; folders the sandbox made unreadable or
+    unwritable (chmod 000) are opened up first. Best effort: what cannot go stays."""
+    with contextlib.suppress(OSError):
+        os.chmod(root, 0o700)
+    try:
+        top = os.open(root, _DIR_FLAGS)
+    except OSError:
+        return
+    # (folder fd, its name in the folder above, the names of its folders still to delete)
+    stack: list[tuple[int, str, Iterator[str]]] = [(top, "", iter(_emptied(top)))]
+    try:
+        while stack:
+            fd, _name, pending = stack[-1]
+            name = next(pending, None)
+            if name is None:
+                os.close(fd)
+                done = stack.pop()[1]
+                if stack:
+                    with contextlib.suppress(OSError):
+                        os.rmdir(done, dir_fd=stack[-1][0])
+                continue
+            with contextlib.suppress(OSError):
+                os.chmod(name, 0o700, dir_fd=fd)
+            try:
+                sub = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            except OSError:
+                continue
+            stack.append((sub, name, iter(_emptied(sub))))
+    finally:
+        for fd, _name, _pending in stack:
+            os.close(fd)
+    with contextlib.suppress(OSError):
+        os.rmdir(root)
+
+
+def _emptied(fd: int) -> list[str]:
+    """Unlink every entry of the folder `fd` that is not a folder; the folders' names."""
+    folders: list[str] = []
+    with contextlib.suppress(OSError), os.scandir(fd) as entries:
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append(entry.name)
+                else:
+                    os.unlink(entry.name, dir_fd=fd)
+            except OSError:
+                continue
+    return folders
+
+
+def _utf8(name: str) -> bool:
+    """A name the tools can show and an agent can send back (no undecodable bytes)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class WorkspaceFiles:
@@ -65,17 +177,22 @@ class WorkspaceFiles:
                 os.close(fd)
 
     def list_files(self) -> list[str]:
-        """Relative paths of the regular files, sorted; symlinks and special files are skipped."""
+        """Relative paths of the regular files, sorted; symlinks and special files are skipped,
+        and so are paths deeper than `MAX_DEPTH`, longer than `MAX_PATH_CHARS` or not UTF-8."""
         found: list[str] = []
-        for top, _dirs, files, dirfd in os.fwalk(self.path, follow_symlinks=False):
-            rel_top = os.path.relpath(top, self.path)
+        for rel_top, dirfd, files in walk(self.path, MAX_DEPTH):
+            if not _utf8(rel_top):
+                continue
             for name in files:
+                path = rel_top + name
+                if len(path) > MAX_PATH_CHARS or not _utf8(name):
+                    continue
                 try:
                     mode = os.stat(name, dir_fd=dirfd, follow_symlinks=False).st_mode
                 except OSError:
                     continue
                 if stat.S_ISREG(mode):
-                    found.append(name if rel_top == "." else f"{rel_top}/{name}")
+                    found.append(path)
                 if len(found) >= MAX_LIST:
                     return sorted(found)
         return sorted(found)

@@ -16,31 +16,23 @@ import ctypes
 import ctypes.util
 import errno
 import os
-import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from .files import WorkspaceFiles
+from .files import WorkspaceFiles, remove_tree, walk
 
 _MNT_DETACH = 2
 _REMOUNT_ABOVE = 2_000
+#: How deep `usage_bytes` counts without a tmpfs (the fds it holds open at once).
+USAGE_DEPTH = 512
 
 
 def _remove(path: Path) -> None:
     """Delete a file or a tree the sandbox made, even one it made unwritable (chmod 000)."""
 
-    def unlock(_fn: object, failed: str, _exc: object) -> None:
-        with contextlib.suppress(OSError):
-            os.chmod(os.path.dirname(failed), 0o700)
-            if os.path.isdir(failed) and not os.path.islink(failed):
-                os.chmod(failed, 0o700)
-                shutil.rmtree(failed, ignore_errors=True)
-            else:
-                os.unlink(failed)
-
     if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path, onerror=unlock)
+        remove_tree(path)  # any depth (shutil.rmtree recurses: a deep tree is a RecursionError)
     else:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
@@ -113,7 +105,7 @@ class Workspace:
     def drop_scratch(run: Path | None) -> None:
         """Delete a run's scratch directory (None: nothing to do)."""
         if run is not None:
-            shutil.rmtree(run, ignore_errors=True)
+            remove_tree(run)
 
     def empty(self, keep: Path | None = None) -> bool:
         """Remove everything in the workspace and the runs' scratch space but `keep` (a
@@ -147,7 +139,7 @@ class Workspace:
     def delete(self) -> None:
         """Unmount and remove the directory (idempotent)."""
         self._unmount()
-        shutil.rmtree(self.home, ignore_errors=True)
+        remove_tree(self.home)
 
     def usage_inodes(self) -> int:
         """Inodes in use on the quota tmpfs (0 when there is none)."""
@@ -162,8 +154,7 @@ class Workspace:
             st = os.statvfs(self.home)
             return (st.f_blocks - st.f_bfree) * st.f_frsize
         total = 0
-        for top, _dirs, files, dirfd in os.fwalk(self.path, follow_symlinks=False):
-            del top
+        for _rel, dirfd, files in walk(self.path, USAGE_DEPTH):  # no recursion, fds <= depth
             for name in files:
                 with contextlib.suppress(OSError):
                     total += os.stat(name, dir_fd=dirfd, follow_symlinks=False).st_blocks * 512

@@ -50,14 +50,32 @@ def loads(data: str | bytes, what: str = "message") -> Any:
         try:  # a frame is one value with nothing around it: the scanner alone reads it
             value, end = _scan(text, 0)
         except StopIteration:  # leading whitespace or no value: the full parser says which
-            return _decoder.decode(text)
+            value, end = _decoder.decode(text), len(text)
         if end != len(text):  # trailing whitespace or extra data
-            return _decoder.decode(text)
+            value = _decoder.decode(text)
+        if _SURROGATE.search(text):  # an escaped surrogate: paired, or refused
+            _check_paired(value, what)
         return value
     except InvalidJSON:
         raise
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise InvalidJSON(f"{what} is not valid JSON: {_reason(exc)}") from None
+
+
+# `\ud800`-`\udfff` escapes; a pair decodes to one character, a lone one stays a surrogate
+_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _check_paired(value: Any, what: str) -> None:
+    """Refuse a lone surrogate anywhere in `value` (I-JSON, RFC 7493 §2.1): it is no character,
+    cannot be written as UTF-8, and failed later, in a reply, a log line or a file name."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidJSON(
+            f"{what} is not valid JSON text: it holds a lone UTF-16 surrogate escape "
+            "(\\ud800-\\udfff without its pair)"
+        ) from None
 
 
 def _reason(exc: BaseException) -> str:

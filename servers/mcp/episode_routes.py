@@ -119,7 +119,7 @@ async def open_episode(request: Request) -> Response:
         await sessions.close(session)
         return _error(422, "RESET_REFUSED", f"reset refused: {exception_text(exc)}")
     reward = payload.get("reward")
-    if reward is not None and not (isinstance(reward, int | float) and isfinite(reward)):
+    if reward is not None and not _finite(reward):
         episode.failed, reward = "the reset's reward is not a finite number", None
     episode.reset_reward = reward
     episode.done = bool(payload.get("done"))
@@ -164,3 +164,13 @@ EPISODE_ROUTES = [
     Route("/mcp/episodes/{episode}", close_episode, methods=["DELETE"]),
 ]
 """The routes `create_app` mounts in simulation mode."""
+
+
+def _finite(value: object) -> bool:
+    """A finite number (an int too large for a float is not: OverflowError, not a crash)."""
+    if not isinstance(value, int | float):
+        return False
+    try:
+        return isfinite(value)
+    except OverflowError:
+        return False

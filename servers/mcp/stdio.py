@@ -196,6 +196,11 @@ def _request_id(line: str) -> str | int | None:
     except (ValueError, RecursionError):
         return None
     rid = message.get("id") if isinstance(message, dict) else None
+    if isinstance(rid, str) and not rid.isascii():  # echoed only if it can be written back
+        try:
+            rid.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: the reply could not be written
+            return None
     return rid if isinstance(rid, str | int) and not isinstance(rid, bool) else None
 
 
@@ -218,7 +223,8 @@ async def _screen(read: Any, write: Any, forward: Any, lines: CappedLines) -> No
                 error = ErrorData(
                     code=PARSE_ERROR,
                     message="Parse error: the line is not strict JSON (NaN, Infinity, a number "
-                    f"out of range or nesting deeper than {wire_json.MAX_DEPTH} levels)",
+                    f"out of range, a lone surrogate or nesting deeper than {wire_json.MAX_DEPTH} "
+                    "levels)",
                 )
             else:
                 rid = _request_id(raw)

@@ -58,3 +58,33 @@ def test_handing_an_argument_back_scores_zero(task) -> None:  # type: ignore[no-
         functions = {target: echo for target, _, _ in rec.calls}
         grade = score(task, judge(rec, local_answers(rec, functions), seed=task.id))
         assert grade.reward == 0.0, (task.id, position, grade)
+
+
+def _near(answer: Any, odd: int) -> Any:
+    """A function that answers `answer`'s value for every call but the `odd`-th, which gets a
+    junk string: two distinct values, so the one-constant guard alone does not see it."""
+    calls = [0]
+
+    def fn(*args: Any, **kwargs: Any) -> Any:
+        calls[0] += 1
+        return "junk" if calls[0] == odd else answer(*args)
+
+    return fn
+
+
+@pytest.mark.parametrize("task", all_tasks(), ids=lambda t: t.id)
+def test_a_constant_for_all_calls_but_one_scores_zero(task) -> None:  # type: ignore[no-untyped-def]
+    """A gamer that found the constant guard (2026-12-03): the first call answers junk, every
+    other the constant (58 of 164 HumanEval tasks scored above 0, up to 0.57). Credit now starts
+    above what the best input-blind answer passes (`grading.trivial_fix_tests`)."""
+    rec = task.recording()
+    for value in CONSTANTS:
+        for odd in (1, 2):
+            functions = {t: _near(lambda *a, _v=value: _v, odd) for t, _, _ in rec.calls}
+            grade = score(task, judge(rec, local_answers(rec, functions), seed=task.id))
+            assert grade.reward == 0.0, (task.id, value, odd, grade)
+    for position in (0, 1):
+        echo = _near(lambda *a, _p=position: a[_p] if len(a) > _p else None, 1)
+        functions = {t: echo for t, _, _ in rec.calls}
+        grade = score(task, judge(rec, local_answers(rec, functions), seed=task.id))
+        assert grade.reward == 0.0, (task.id, "echo", position, grade)
