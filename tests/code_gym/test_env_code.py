@@ -4,27 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from code_gym import CodeEnv
 from code_gym.env import open_solution
-from mcpgym import CallToolAction, Observation
+from helpers.code import step
+from mcpgym import CallToolAction
 
 pytestmark = pytest.mark.code
-
-
-@pytest.fixture
-def env() -> Iterator[CodeEnv]:
-    e = CodeEnv()
-    yield e
-    e.close()
-
-
-def step(env: CodeEnv, tool: str, **args: Any) -> Observation:
-    return env.step(CallToolAction(tool_name=tool, arguments=args))
 
 
 def result(env: CodeEnv, tool: str, **args: Any) -> dict[str, Any]:

@@ -14,27 +14,14 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
 from code_gym import CodeEnv
 from code_gym.sandbox.files import MAX_PATH_CHARS
-from mcpgym import CallToolAction, Observation
+from helpers.code import step
 
 pytestmark = pytest.mark.code
-
-
-@pytest.fixture
-def env() -> Iterator[CodeEnv]:
-    e = CodeEnv()
-    yield e
-    e.close()
-
-
-def step(env: CodeEnv, tool: str, **args: Any) -> Observation:
-    return env.step(CallToolAction(tool_name=tool, arguments=args))
 
 
 def ran(env: CodeEnv, code: str) -> None:
