@@ -41,7 +41,7 @@ from mcpgym.servers.guards.security import (
 from mcpgym.servers.mcp.episode_query import EpisodeQueryError, episode_query
 from mcpgym.servers.mcp.episodes import McpEpisodes
 from mcpgym.servers.mcp.gate import bad_id, owner_key, read_body, rpc_refusal
-from mcpgym.servers.mcp.server import CURRENT_ENV
+from mcpgym.servers.mcp.server import CURRENT_ENV, PRINCIPAL_RESET
 from mcpgym.servers.mcp.session_count import SessionCount
 from mcpgym.servers.openenv.dialect import answer_openenv, claims
 from mcpgym.servers.sessions import SessionManager
@@ -255,15 +255,19 @@ class McpEndpoint:
                     scope, receive, send, 429, -32000, text, headers={"Retry-After": "1"}
                 )
                 return
-        reset = None
+        reset = identity = None
         if self.production is not None:
             env = await self.production.for_token(token)
             reset = CURRENT_ENV.set(env)
+        elif role == "principal":  # simulation: the connection's instance acts as the principal
+            identity = PRINCIPAL_RESET.set(dict(self.settings.principals.get(token, {})))
         try:
             await self.count.serve(self._manager, scope, receive, _json_errors(send), owner=owner)
         finally:
             if reset is not None:
                 CURRENT_ENV.reset(reset)
+            if identity is not None:
+                PRINCIPAL_RESET.reset(identity)
 
     async def _manager(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self.manager.handle_request(scope, receive, send)

@@ -59,11 +59,16 @@ from mcpgym.servers.wire_json import DEFAULT_MAX_RESULT_BYTES, check_result, enc
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
 
-__all__ = ["CURRENT_ENV", "build_mcp_server", "error_result", "tool_result"]
+__all__ = ["CURRENT_ENV", "PRINCIPAL_RESET", "build_mcp_server", "error_result", "tool_result"]
 
 CURRENT_ENV: contextvars.ContextVar[MCPEnvironment | None] = contextvars.ContextVar(
     "mcpgym_current_env", default=None
 )
+PRINCIPAL_RESET: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
+    "mcpgym_principal_reset", default=None
+)
+"""Simulation: the reset options of the principal whose token opened this MCP connection (its
+instance acts as the user the principals file names, as in production)."""
 _SESSION_KEY = "mcpgym_session"
 _content_block: TypeAdapter[types.ContentBlock] = TypeAdapter(types.ContentBlock)
 # `json.dumps(value, ensure_ascii=False)` builds this encoder on every call; the text is the same
@@ -285,7 +290,7 @@ def _per_connection_env(sessions: SessionManager) -> ServerMiddleware[Any]:
                 conn.state[_SESSION_KEY] = session
                 conn.exit_stack.push_async_callback(sessions.close, session)
                 try:
-                    await session.env.areset()
+                    await session.env.areset(**(PRINCIPAL_RESET.get() or {}))
                     session.started = True
                 except MCPGymError as err:
                     raise MCPError(

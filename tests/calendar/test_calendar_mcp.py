@@ -105,3 +105,19 @@ async def test_unknown_token_is_401() -> None:
                 json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
             )
         assert response.status_code == 401
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_in_simulation_a_principal_token_acts_as_its_user(mode: str) -> None:
+    """A principal's token on plain `/mcp` of a simulation server (each connection its own
+    instance) acts as the user the principals file names, not as the default user: bob's
+    token saw alice's primary calendar as its owner (found by a hostile review, 2026-12-03)."""
+    app = create_app(CalendarEnv, mode="simulation", token="tok-operator", principals=PRINCIPALS)
+    with run_server(app) as server:
+        async with (
+            _connect(server.url, "tok-alice", mode) as alice,
+            _connect(server.url, "tok-bob", mode) as bob,
+        ):
+            for user, email in ((alice, "alice@acme.test"), (bob, "bob@acme.test")):
+                failed, primary = await user.call("calendarList_get", calendarId="primary")
+                assert not failed and primary["id"] == email, primary
