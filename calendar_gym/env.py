@@ -31,7 +31,7 @@ from calendar_gym.tools.calendars import CalendarTools
 from calendar_gym.tools.events import EventTools
 from calendar_gym.tools.misc import MiscTools
 from calendar_gym.tools.suggest import suggest_field, suggest_tools
-from calendar_gym.tools.validation import check_arguments
+from calendar_gym.tools.validation import check_arguments, check_id_lengths
 from calendar_gym.world.acl import RANK, effective_role, resolve_calendar_id
 from calendar_gym.world.errors import ERROR_MODES, ApiError, CalendarUnknownTool, ErrorMode, render
 from calendar_gym.world.scopes import DEFAULT_SCOPES, missing_scope, normalise_scopes
@@ -293,6 +293,7 @@ class CalendarEnv(TaskPlay, MCPEnvironment, EventTools, CalendarTools, AclTools,
             )
             if problems:
                 raise ApiError.many(problems)
+            check_id_lengths(args)
             kwargs = self._validated(spec, args)
             with store.lock:
                 before = store.conn.total_changes

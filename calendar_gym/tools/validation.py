@@ -23,7 +23,7 @@ from calendar_gym.tools.formats import FormatContext, check_format
 from calendar_gym.tools.suggest import FIELD_HINTS, suggest_field
 from calendar_gym.world.errors import ApiError, dumps, nest
 
-__all__ = ["check_arguments", "describe"]
+__all__ = ["MAX_ID_CHARS", "check_arguments", "check_id_lengths", "describe"]
 
 _TRUE = {"true", "1", "yes", "on", "t", "y"}
 _FALSE = {"false", "0", "no", "off", "f", "n"}
@@ -382,3 +382,19 @@ def describe(node: dict[str, Any], resolve: Any = None) -> str:
     if kind == "string" and node.get("x-format"):
         return f"string ({node['x-format']})"
     return str(kind)
+
+
+MAX_ID_CHARS = 2048  # Google's ids are <= 1,024 characters, an instance id adds its suffix
+
+
+def check_id_lengths(args: dict[str, Any]) -> None:
+    """Refuse an `...Id` argument over `MAX_ID_CHARS` (a 100k-character id failed in SQLite)."""
+    for key, value in args.items():
+        if key.endswith("Id") and isinstance(value, str) and len(value) > MAX_ID_CHARS:
+            raise ApiError(
+                "INVALID_VALUE",
+                f"{key} is {len(value):,} characters long; an id is at most {MAX_ID_CHARS:,}.",
+                field=key,
+                got=value[:80] + "...",
+                hint="Copy the id from a listing (calendarList_list, events_list).",
+            )

@@ -100,3 +100,12 @@ def test_dates_out_of_range_are_the_callers_values(
         assert "INTERNAL" not in str(obs.error.model_dump()), obs.error
     listed = call("events_list", calendarId="primary")
     assert listed.error is None and all(e["summary"] != "x" for e in listed.result["items"])
+
+
+@pytest.mark.parametrize("tool", ["events_get", "events_instances", "events_delete"])
+def test_an_id_too_long_for_any_calendar_is_the_callers_value(call: Caller, tool: str) -> None:
+    """A 100k-character eventId reached SQLite and came back "failed internally"."""
+    obs = call(tool, calendarId="primary", eventId="a" * 100_000)
+    assert obs.error is not None
+    error = str(obs.error.model_dump())
+    assert "INTERNAL" not in error and "INVALID_VALUE" in error, error[:300]
