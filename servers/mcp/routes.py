@@ -28,7 +28,7 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import Message, Receive, Scope, Send
 
-from mcpgym.errors import InvalidJSON
+from mcpgym.errors import InvalidJSON, MCPGymError
 from mcpgym.servers.guards.principals import ProductionEnvs
 from mcpgym.servers.guards.security import (
     bearer_role,
@@ -257,7 +257,14 @@ class McpEndpoint:
                 return
         reset = identity = None
         if self.production is not None:
-            env = await self.production.for_token(token)
+            try:
+                env = await self.production.for_token(token)
+            except Exception as err:  # the instance would not build (e.g. a principal's reset
+                # options name a user the world lacks): the server's fault, answered as JSON
+                why = err.message if isinstance(err, MCPGymError) else type(err).__name__
+                text = f"this principal's environment is unavailable: {why}"
+                await rpc_refusal(scope, receive, send, 503, -32603, text[:500])
+                return
             reset = CURRENT_ENV.set(env)
         elif role == "principal":  # simulation: the connection's instance acts as the principal
             identity = PRINCIPAL_RESET.set(dict(self.settings.principals.get(token, {})))

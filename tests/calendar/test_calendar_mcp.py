@@ -121,3 +121,26 @@ async def test_in_simulation_a_principal_token_acts_as_its_user(mode: str) -> No
             for user, email in ((alice, "alice@acme.test"), (bob, "bob@acme.test")):
                 failed, primary = await user.call("calendarList_get", calendarId="primary")
                 assert not failed and primary["id"] == email, primary
+
+
+async def test_a_principal_whose_user_is_missing_gets_a_json_error() -> None:
+    """An operator's principals file naming a user the world lacks: that principal's requests
+    are a JSON-RPC error (503), not a plain-text 500, and the other principals are served."""
+    principals = {**PRINCIPALS, "tok-ghost": {"user": "ghost@nowhere.test"}}
+    app = create_app(CalendarEnv, mode="production", principals=principals)
+    with run_server(app) as server:
+        initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                      "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                                 "clientInfo": {"name": "t", "version": "1"}}}  # fmt: skip
+        accept = "application/json, text/event-stream"
+        async with httpx2.AsyncClient(timeout=30) as http:
+            for message in (initialize, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}):
+                response = await http.post(
+                    f"{server.url}/mcp",
+                    headers={"Authorization": "Bearer tok-ghost", "Accept": accept},
+                    json=message,
+                )
+                assert response.headers["content-type"].startswith("application/json")
+                assert "ghost@nowhere.test" in response.json()["error"]["message"], response.text
+        async with _connect(server.url, "tok-alice", "auto") as alice:
+            assert "alice@acme.test" in await _calendar_ids(alice)
