@@ -28,7 +28,7 @@ from typing import Any
 
 from mcpgym.client import EnvClient, SyncEnvClient
 from mcpgym.env import Environment
-from mcpgym.registry import (
+from mcpgym.manifest.registry import (
     EnvironmentInfo,
     environment_entry,
     import_target,

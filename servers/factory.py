@@ -9,8 +9,8 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from mcpgym.env import Environment
+from mcpgym.manifest.registry import GROUP, environment_entry
 from mcpgym.mcp_env import MCPEnvironment
-from mcpgym.registry import GROUP, environment_entry
 from mcpgym.targets import TargetError, describe_exception, import_target
 from mcpgym.tools import Mode
 

@@ -3,7 +3,8 @@
 `mcpgym.manifest.model` holds the model and its reader (`load_manifest`, `parse_manifest`,
 `find_manifest`), `mcpgym.manifest.problems` the problems a manifest can have (and the shipped
 JSON Schema), `mcpgym.manifest.openenv` the reader of OpenEnv's `openenv.yaml`,
-`mcpgym.manifest.panel` the `panel:` section (what the validator's gamer panel needs). Every
+`mcpgym.manifest.panel` the `panel:` section (what the validator's gamer panel needs),
+`mcpgym.manifest.registry` the environments installed packages register and their manifests. Every
 public name of the model is importable from here.
 
 Example:

@@ -24,13 +24,13 @@ from mcpgym.manifest import (
     find_manifest,
     load_manifest,
 )
-from mcpgym.registry import environment_entry, import_target, manifest_path_for
+from mcpgym.manifest.registry import environment_entry, import_target, manifest_path_for
 from mcpgym.validate.base import Skip
 from mcpgym.validate.policies import Spec
 from mcpgym.validate.serve import LocalServer, ServerStartError
 from mcpgym.validate.wire import Session
 
-__all__ = ["Context", "import_target"]  # import_target: mcpgym.registry's, for the checks
+__all__ = ["Context", "import_target"]  # import_target: mcpgym.manifest.registry's, for the checks
 
 
 def _distinct(specs: list[Spec], key: Callable[[Spec], Any]) -> list[Spec]:

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from mcpgym import registry
+from mcpgym.manifest import registry
 from mcpgym.servers.cli.init import install_command, scaffold, source_checkout
 from mcpgym.servers.cli.main import main
 
