@@ -94,19 +94,31 @@ def _body(completion: str) -> str:
     return completion.removeprefix("<tool_call>\n").split("\n</tool_call>")[0]
 
 
+def check_learned(steps: list[dict[str, Any]], changed: bool) -> None:
+    """GRPO learns from a spread of rewards within a group: the weights moved exactly when some
+    step's group had one (equal rewards give zero advantages, so a zero gradient)."""
+    spread = any(h["frac_reward_zero_std"] < 1 for h in steps)
+    assert changed is spread, f"reward spread in some step: {spread}, weights changed: {changed}"
+
+
 def check_run(trainer: Any, recorder: Recorder, changed: bool) -> list[Episode]:
-    """The acceptance checks shared by both environments; returns the rollouts' episodes."""
+    """The acceptance checks shared by both environments; returns the episodes of the rollouts
+    that called a tool (a rollout that answered in plain text must have run none)."""
     steps = [h for h in trainer.state.log_history if "loss" in h]
     assert len(steps) == 2
     assert all(math.isfinite(h["loss"]) for h in steps)
     assert all(h["tools/failure_frequency"] == 0 for h in steps)
     assert all(h["tools/call_frequency"] > 0 for h in steps)
-    assert changed, "two GRPO steps left every weight as it was"
+    check_learned(steps, changed)
     assert len(recorder.rollouts) == 8  # 2 steps x 4 generations
     episodes = []
     for messages, episode in recorder.rollouts:
         first = messages[0]
-        assert first["role"] == "assistant" and first["tool_calls"]
+        assert first["role"] == "assistant"
+        assert episode.reward_calls == 1  # get_reward ran once for this rollout
+        if not first.get("tool_calls"):  # a sampled slip: plain text, so no tool may have run
+            assert episode.calls == [] and not any(m["role"] == "tool" for m in messages)
+            continue
         parsed = [c["function"] for c in first["tool_calls"]]
         # the tools ran with exactly what TRL parsed out of the model's text
         assert [(p["name"], p["arguments"]) for p in parsed] == [
@@ -116,8 +128,9 @@ def check_run(trainer: Any, recorder: Recorder, changed: bool) -> list[Episode]:
         assert [(m["name"], m["content"]) for m in results] == [
             (c.name, json.dumps(c.result, ensure_ascii=False)) for c in episode.calls
         ]
-        assert episode.reward_calls == 1  # get_reward ran once for this rollout
         episodes.append(episode)
+    # the warmed-up model calls a tool nearly always; a sampled slip now and then is TRL's to log
+    assert len(episodes) >= 4, f"only {len(episodes)} of 8 rollouts called a tool"
     return episodes
 
 
@@ -211,7 +224,8 @@ def test_code_gym_trains_on_humaneval_tasks(tmp_path: Path) -> None:
     trainer, recorder, changed = train(adapter, rows, examples, tmp_path, warm_steps=200)
     steps = [h for h in trainer.state.log_history if "loss" in h]
     assert len(steps) == 2 and all(math.isfinite(h["loss"]) for h in steps)
-    assert all(h["tools/call_frequency"] > 0 for h in steps) and changed
+    assert all(h["tools/call_frequency"] > 0 for h in steps)
+    check_learned(steps, changed)
     assert len(recorder.rollouts) == 8
     graded = []  # (what the rollout wrote, the grade) per submit that ran
     for _, episode in recorder.rollouts:
