@@ -16,7 +16,10 @@ Shared by `/mcp`, `/ws` and the harness route; no MCP machinery is imported here
 request that changes state (any method but GET, HEAD and OPTIONS, and every WebSocket) from a
 browser `Origin` that is not loopback or `--allowed-origin` is refused (403), and a `Host` that
 could only come from a DNS-rebinding page is refused (421) on every route (`host_allowed`).
-Clients that are not browsers send no `Origin` and pass.
+Clients that are not browsers send no `Origin` and pass. A header that names who is asking or
+where (`Host`, `Origin`, `Authorization`, `X-API-Key`, a session id) sent twice is refused (400,
+RFC 9110 §5.3: they are not lists), so no proxy in front can check one value while this server
+acts on the other.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ __all__ = [
     "host_allowed",
     "no_client_registration",
     "origin_allowed",
+    "repeated_header",
     "unauthorized",
 ]
 
@@ -114,6 +118,21 @@ def _host_name(host: str) -> str | None:
 
 
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+# headers read as one value that decide who is asking, for what: never a list (ASGI lowercases)
+_SINGLETONS = frozenset(
+    {b"host", b"origin", b"authorization", b"x-api-key", b"mcp-session-id", b"x-session-id"}
+)
+
+
+def repeated_header(raw: list[tuple[bytes, bytes]]) -> str | None:
+    """The first singleton header (`_SINGLETONS`) that `raw` holds more than once, else `None`."""
+    seen: set[bytes] = set()
+    for name, _ in raw:
+        if name in _SINGLETONS:
+            if name in seen:
+                return name.decode("latin-1")
+            seen.add(name)
+    return None
 
 
 class BrowserGuard:
@@ -128,7 +147,10 @@ class BrowserGuard:
         if kind in ("http", "websocket"):
             headers = Headers(scope=scope)
             refusal: tuple[int, str, str] | None = None
-            if not host_allowed(headers.get("host"), self.settings):
+            twice = repeated_header(scope["headers"])
+            if twice is not None:
+                refusal = (400, "DUPLICATE_HEADER", f"{twice} sent more than once: send it once")
+            elif not host_allowed(headers.get("host"), self.settings):
                 refusal = (421, "HOST_NOT_ALLOWED", "Host not allowed: add it with --allowed-host")
             elif (kind == "websocket" or scope["method"] not in _SAFE_METHODS) and not (
                 origin_allowed(headers.get("origin"), self.settings)

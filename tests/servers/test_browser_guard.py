@@ -110,3 +110,59 @@ def test_test_clients_and_configured_names_pass() -> None:
 )
 def test_host_rules(host: str, allowed: bool) -> None:
     assert host_allowed(host, ServerSettings()) is allowed
+
+
+def _raw(port: int, head: str) -> bytes:
+    """What the server answers to a hand-written request head (no body)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.sendall(head.encode("latin-1"))
+        return sock.recv(4096)
+
+
+TWICE = [  # each singleton sent twice, in the spellings a client or proxy may use
+    ("Host: 127.0.0.1", "Host: evil.example"),
+    ("Host: 127.0.0.1", "host: 127.0.0.1"),
+    ("Origin: http://127.0.0.1", "Origin: http://evil.example"),
+    ("Authorization: Bearer a", "AUTHORIZATION: Bearer b"),
+    ("X-API-Key: a", "x-api-key: b"),
+    ("Mcp-Session-Id: a", "Mcp-Session-Id: b"),
+    ("X-Session-Id: a", "X-Session-Id: a"),
+]
+
+
+@pytest.mark.parametrize(("first", "second"), TWICE, ids=[f"{a}|{b}" for a, b in TWICE])
+@pytest.mark.parametrize("request_line", ["GET /health", "POST /reset", "POST /mcp", "GET /ws"])
+def test_a_singleton_header_sent_twice_is_refused(
+    served: RunningServer, request_line: str, first: str, second: str
+) -> None:
+    lines = [f"{request_line} HTTP/1.1", first, second]
+    if not first.lower().startswith("host"):
+        lines.append("Host: 127.0.0.1")
+    if request_line == "GET /ws":
+        lines += ["Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Version: 13"]
+        lines.append("Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==")
+    else:
+        lines += ["Content-Type: application/json", "Content-Length: 0"]
+    answer = _raw(served.port, "\r\n".join(lines) + "\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 400 "), answer[:200]
+    if request_line == "GET /ws" and first.startswith("Origin"):  # websockets refuses it first
+        assert b"invalid Origin header: multiple values" in answer
+        return
+    assert b'"DUPLICATE_HEADER"' in answer and b"sent more than once" in answer
+
+
+def test_the_same_request_with_each_header_once_passes(served: RunningServer) -> None:
+    head = "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: http://127.0.0.1\r\n"
+    head += "Authorization: Bearer a\r\nX-API-Key: a\r\nMcp-Session-Id: a\r\n\r\n"
+    assert _raw(served.port, head).startswith(b"HTTP/1.1 200 ")
+
+
+def test_production_refuses_two_tokens_before_it_reads_either() -> None:
+    app = create_app(GuessEnv, mode="production", token="operator-secret")
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        good = ("authorization", "Bearer operator-secret")
+        both = client.post("/mcp", json=body, headers=[good, ("authorization", "Bearer x")])
+        assert both.status_code == 400 and both.json()["error"]["code"] == "DUPLICATE_HEADER"
+        reverse = client.post("/mcp", json=body, headers=[("authorization", "Bearer x"), good])
+        assert reverse.status_code == 400
