@@ -129,17 +129,23 @@ def _without_ows(scope: Scope) -> Scope:
 
 
 _OWS = (b" ", b"\t")
+_SID = b"mcp-session-id"
 
 
-def _json_errors(send: Send) -> Send:
+def _json_errors(send: Send, fresh: bool) -> Send:
     """`send`, with the `mcp` package's plain-text error bodies (400 bad Content-Type, 413 body
-    too large, 421 bad Host, ...) rewritten as JSON-RPC error objects: every error body is JSON."""
+    too large, 421 bad Host, ...) rewritten as JSON-RPC error objects: every error body is JSON.
+    A refused `fresh` request (one naming no session) gets no `Mcp-Session-Id`: the package
+    writes the id of a session it never kept, which a client would then send back."""
     held: Message | None = None
     chunks: list[bytes] = []
 
     async def wrapped(message: Message) -> None:
         nonlocal held
         if message["type"] == "http.response.start" and message["status"] >= 400:
+            if fresh:
+                raw = message.get("headers", [])
+                message = {**message, "headers": [h for h in raw if h[0].lower() != _SID]}
             kind = Headers(raw=message.get("headers", [])).get("content-type", "")
             if not kind.startswith(("application/json", "text/event-stream")):
                 held = message
@@ -269,7 +275,9 @@ class McpEndpoint:
         elif role == "principal":  # simulation: the connection's instance acts as the principal
             identity = PRINCIPAL_RESET.set(dict(self.settings.principals.get(token, {})))
         try:
-            await self.count.serve(self._manager, scope, receive, _json_errors(send), owner=owner)
+            await self.count.serve(
+                self._manager, scope, receive, _json_errors(send, sid is None), owner=owner
+            )
         finally:
             if reset is not None:
                 CURRENT_ENV.reset(reset)

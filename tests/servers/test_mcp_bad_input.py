@@ -129,6 +129,27 @@ def test_unknown_session_id(target: Target) -> None:
     target.assert_alive()
 
 
+REFUSED_OPENINGS = {  # requests naming no session that the server refuses
+    "wrong Accept": (json.dumps(initialize_body()), {"Accept": "text/plain"}),
+    "not initialize": (json.dumps(TOOLS_LIST), {}),
+    "invalid JSON": ("{", {}),
+    "wrong Content-Type": (json.dumps(initialize_body()), {"Content-Type": "text/plain"}),
+    "bad id": (json.dumps({**TOOLS_LIST, "id": [1]}), {}),
+}
+
+
+@pytest.mark.parametrize("case", REFUSED_OPENINGS)
+def test_a_refused_opening_names_no_session(target: Target, case: str) -> None:
+    body, headers = REFUSED_OPENINGS[case]
+    refused = target.post(body, **headers)
+    assert 400 <= refused.status_code < 500, refused.text
+    assert "mcp-session-id" not in refused.headers, "a session that was never kept"
+    assert refused.json()["error"]["code"] < 0
+    opened = target.post(initialize_body())  # the same client, now asking well: a session
+    assert opened.status_code == 200 and opened.headers["mcp-session-id"]
+    target.assert_alive()
+
+
 @pytest.mark.parametrize("authorization", [None, "Bearer wrong", "Basic abc", f"bearer{TOKEN}"])
 def test_missing_or_wrong_token(target: Target, authorization: str | None) -> None:
     headers = {"Accept": JSON_SSE, "Content-Type": "application/json"}
