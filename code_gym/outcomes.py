@@ -5,7 +5,9 @@ the record separator (\\x1e) and holds JSON: `bootstrap.py` an uncaught exceptio
 `message`, `file`, `line`, `column`; `visible.py` the test report. The host strips that line
 from what the agent sees and, in `structured` mode, returns it as fields; in `plain` mode the
 agent gets the text only. The line is the program's own claim (the agent's code could print
-one): it only ever describes the agent's own run, never a grade.
+one): it only ever describes the agent's own run, never a grade. No wall-clock figure reaches
+the agent (the run's duration stays on `RunResult`): the same actions give the same
+observations on any machine and in any process, as replay and `check_determinism` require.
 
 Example:
     >>> from code_gym.sandbox import RunResult
@@ -82,7 +84,6 @@ def _common(run: RunResult, stdout: str, stderr: str) -> dict[str, Any]:
         "exit_code": run.exit_code,
         "stdout": stdout,
         "stderr": stderr,
-        "duration_s": round(run.duration_s, 4),
         "stdout_truncated": run.stdout_truncated,
         "stderr_truncated": run.stderr_truncated,
     }
@@ -92,7 +93,7 @@ def _common(run: RunResult, stdout: str, stderr: str) -> dict[str, Any]:
 
 
 def python_result(run: RunResult, mode: ErrorMode) -> dict[str, Any]:
-    """`run_python`'s result: output, exit code, duration, and in `structured` mode the error."""
+    """`run_python`'s result: output, exit code, and in `structured` mode the error."""
     stderr, report = _split(run.stderr)
     out = _common(run, run.stdout, stderr)
     out["ok"] = run.exit_code == 0 and run.killed is None

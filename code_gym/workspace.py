@@ -231,7 +231,7 @@ class WorkspaceTools:
         stdin: Annotated[str | None, Field(description="Text for the program's stdin.")] = None,
     ) -> dict[str, Any]:
         """Run a workspace file or a snippet in the sandbox (cwd: the workspace). Returns stdout,
-        stderr, exit_code, duration_s, truncation flags and, when it fails, the error's type,
+        stderr, exit_code, truncation flags and, when it fails, the error's type,
         message, file, line and column."""
         await self._abegin("run_python")
         try:

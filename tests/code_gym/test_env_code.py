@@ -48,9 +48,26 @@ def test_run_python_snippet_file_args_stdin(env: CodeEnv) -> None:
         stdin="hi\n",
     )
     assert out["stdout"] == "['a', 'b'] hi\n" and out["exit_code"] == 0 and out["ok"]
-    assert out["duration_s"] > 0
     result(env, "write_file", path="main.py", content="print(__name__)\n")
     assert result(env, "run_python", file="main.py")["stdout"] == "__main__\n"
+
+
+def test_the_same_runs_give_the_same_observations(env: CodeEnv) -> None:
+    """No clock reaches the agent: replay and the cross-process check compare observations."""
+    code = "import time\nt = time.monotonic()\nwhile time.monotonic() - t < {d}: pass\n1/0\n"
+    test = "def test_t():\n    assert 1 == 2\n"
+    seen = []
+    for d in (0.0, 0.3):
+        env.reset()
+        result(env, "write_file", path="tests/test_a.py", content=test)
+        seen.append(
+            (
+                result(env, "run_python", code=code.format(d=d)),
+                result(env, "run_tests"),
+            )
+        )
+    assert seen[0] == seen[1]
+    assert seen[0][0]["error"]["type"] == "ZeroDivisionError" and seen[0][1]["failed"] == 1
 
 
 def test_syntax_error_comes_back_with_file_line_column(env: CodeEnv) -> None:
