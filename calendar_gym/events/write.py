@@ -132,8 +132,19 @@ def _stamp(store: Store, row: dict[str, Any]) -> None:
     row["etag"] = make_etag(row["calendar_id"], row["id"], row["sequence"], row["updated"])
 
 
-def _attendees(store: Store, items: list[dict[str, Any]], organizer: str) -> str:
+_KEPT_REPLY = ("responseStatus", "comment", "additionalGuests", "displayName")
+"""A guest's own answer, kept when a write lists the guest again without it (Google keeps a
+reply across the organizer's edits: re-sending the guest list must not reset who accepted)."""
+
+
+def _attendees(
+    store: Store, items: list[dict[str, Any]], organizer: str, previous: str | None = None
+) -> str:
     names = {r["email"]: r["name"] for r in store.all("SELECT email, name FROM users")}
+    try:
+        before = {str(g.get("email", "")).lower(): g for g in json.loads(previous or "[]")}
+    except (TypeError, ValueError, AttributeError):
+        before = {}
     out = []
     seen: set[str] = set()
     for item in items:
@@ -142,6 +153,9 @@ def _attendees(store: Store, items: list[dict[str, Any]], organizer: str) -> str
         if entry["email"] in seen:
             continue
         seen.add(entry["email"])
+        for key in _KEPT_REPLY:
+            if key not in entry and key in before.get(entry["email"], {}):
+                entry[key] = before[entry["email"]][key]
         if entry["email"] in names:
             entry.setdefault("displayName", names[entry["email"]])
         entry.setdefault(
@@ -164,6 +178,7 @@ def _apply(
     store: Store, row: dict[str, Any], body: Mapping[str, Any], cal_tz: str, *, replace: bool
 ) -> None:
     """Set `row`'s columns from an API body (patch merges; update resets what is absent)."""
+    previous_guests = row.get("attendees")
     if replace:
         row.update(_DEFAULTS)
     for key, column in _SIMPLE.items():
@@ -176,7 +191,7 @@ def _apply(
     if "recurrence" in body:
         row["recurrence"] = json.dumps(body["recurrence"]) if body["recurrence"] else None
     if "attendees" in body:
-        row["attendees"] = _attendees(store, body["attendees"], row["organizer"])
+        row["attendees"] = _attendees(store, body["attendees"], row["organizer"], previous_guests)
     if "reminders" in body:
         row["reminders"] = json.dumps(body["reminders"])
     if "extendedProperties" in body:

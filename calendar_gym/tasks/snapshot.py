@@ -3,8 +3,10 @@
 `snapshot(store)` reads every table an agent can change into plain rows keyed by primary key,
 dropping bookkeeping that changes on every write without meaning anything (etags, `updated`,
 `created`, `sequence`, the id counter) and decoding JSON columns (attendees become a sorted list
-of emails). `diff(before, after)` lists inserted, updated and deleted rows with the fields that
-changed, so "no writes outside the allowed set" is a question about that list.
+of emails, and `guests` the sorted `[email, responseStatus, optional, displayName]` of each;
+reminders stored as none read as `{"useDefault": true}`, as `events_get` shows them).
+`diff(before, after)` lists inserted, updated and deleted rows with the fields that changed, so
+"no writes outside the allowed set" is a question about that list.
 
 `ChangeLog` makes snapshots after a write cheap: temporary SQLite triggers record the key of every
 row a statement touches (rolled back with a failed call's transaction, invisible to `Store.dump`),
@@ -54,8 +56,16 @@ def _row(table: str, raw: dict[str, Any]) -> Row:
             continue
         if key in _JSON and isinstance(value, str):
             value = json.loads(value)
+        if key == "reminders" and value in (None, {}, {"useDefault": True, "overrides": []}):
+            value = {"useDefault": True}  # what events_get shows for a row stored with none
         elif key == "attendees":
-            value = sorted({str(a["email"]).lower() for a in json.loads(value or "[]")})
+            guests = [a for a in json.loads(value or "[]") if isinstance(a, dict)]
+            value = sorted({str(a["email"]).lower() for a in guests})
+            row["guests"] = sorted(
+                [str(a["email"]).lower(), a.get("responseStatus") or "needsAction",
+                 bool(a.get("optional")), a.get("displayName") or ""]
+                for a in guests
+            )  # fmt: skip
         elif key == "end_":
             key = "end"
         row[key] = value

@@ -5,6 +5,13 @@ color, visibility and an optional `summaryOverride`. `calendarList_patch` change
 is given; `calendarList_update` (v3's PUT) replaces the entry: what it is not given returns to
 the discovery document's default (no override, the calendar's default color, not hidden, not
 selected, no default reminders).
+
+Colors follow Google's `colorRgbFormat` rule: a write sets `colorId`, and the entry's
+`backgroundColor`/`foregroundColor` become that palette color's; with `colorRgbFormat=true` the
+RGB fields are written and `colorId` becomes the closest palette color. Without it an RGB field
+is accepted only when it repeats the entry's current color or the given `colorId`'s (a body read
+with `calendarList_get` and sent back); any other value is refused, naming `colorRgbFormat`,
+rather than silently ignored.
 """
 
 from __future__ import annotations
@@ -18,7 +25,11 @@ from pydantic import Field
 from calendar_gym.tools.context import CalendarContext
 from calendar_gym.tools.models import TEXT_MAX, CalendarId, PageToken, ReminderOverride
 from calendar_gym.world.acl import RANK, effective_role, resolve_calendar_id
-from calendar_gym.world.colors import CALENDAR_COLORS, calendar_color_for
+from calendar_gym.world.colors import (
+    CALENDAR_COLORS,
+    calendar_color_for,
+    nearest_calendar_color,
+)
 from calendar_gym.world.errors import ApiError
 from calendar_gym.world.eventdata import make_etag
 from mcpgym import tool
@@ -30,6 +41,10 @@ CalendarColor = Literal[
     "13", "14", "15", "16", "17", "18", "19", "20", "21", "22", "23", "24",
 ] | None  # fmt: skip
 HexColor = Annotated[str | None, Field(json_schema_extra={"x-format": "hex-color"})]
+RgbFormat = Annotated[
+    bool | None,
+    Field(description="Write backgroundColor/foregroundColor (colorId becomes the closest)."),
+]
 MinRole = (
     Literal["freeBusyReader", "reader", "writerWithoutPrivateAccess", "writer", "owner"] | None
 )
@@ -139,6 +154,7 @@ class CalendarListTools(CalendarContext):
         hidden: bool | None = None,
         selected: bool | None = None,
         defaultReminders: list[ReminderOverride] | None = None,
+        colorRgbFormat: RgbFormat = None,
     ) -> dict[str, Any]:
         """Add a calendar you have access to (any role) to your calendar list."""
         access = self.access(id, "freeBusyReader", "add it to your list", field="id")
@@ -154,7 +170,7 @@ class CalendarListTools(CalendarContext):
                 got=id,
                 hint="Use calendarList_patch to change its entry.",
             )
-        color = colorId or calendar_color_for(access.id)
+        color = calendar_color_for(access.id)
         self.store.run(
             "INSERT INTO calendar_list (user_email, calendar_id, color_id, background_color, etag) "
             "VALUES (?, ?, ?, ?, ?)",
@@ -168,8 +184,56 @@ class CalendarListTools(CalendarContext):
         )
         return self._patch_entry(
             access.id, summaryOverride, colorId, backgroundColor, foregroundColor, hidden,
-            selected, defaultReminders,
+            selected, defaultReminders, colorRgbFormat,
         )  # fmt: skip
+
+    def _colors(
+        self,
+        cid: str,
+        color_id: str | None,
+        background: str | None,
+        foreground: str | None,
+        rgb: bool | None,
+    ) -> tuple[str, str, str] | None:
+        """The `(colorId, backgroundColor, foregroundColor)` a write sets, or None when it sets
+        no color (the rule is in the module docstring)."""
+        current = self.store.one(
+            "SELECT color_id, background_color, foreground_color FROM calendar_list "
+            "WHERE user_email = ? AND calendar_id = ?",
+            (self.user, cid),
+        )
+        now = (current["background_color"], current["foreground_color"]) if current else ()
+        if rgb:
+            if background is None and foreground is None:
+                if color_id is None:
+                    return None
+                palette = CALENDAR_COLORS[color_id]
+                return color_id, palette["background"], palette["foreground"]
+            bg = background or (now[0] if now else CALENDAR_COLORS["1"]["background"])
+            near = nearest_calendar_color(bg)
+            return near, bg, foreground or CALENDAR_COLORS[near]["foreground"]
+        palette = CALENDAR_COLORS[color_id] if color_id else None
+        given = (("backgroundColor", "background", background, 0),
+                 ("foregroundColor", "foreground", foreground, 1))  # fmt: skip
+        for name, key, value, i in given:
+            if value is None:
+                continue
+            same = {str(now[i]).lower()} if now else set()
+            if palette:
+                same.add(palette[key].lower())
+            if value.lower() not in same:
+                raise ApiError(
+                    "INVALID_VALUE",
+                    f"{name} is written only with colorRgbFormat=true.",
+                    field=name,
+                    expected="the entry's current color, or colorRgbFormat=true",
+                    got=value,
+                    hint=f"Pass colorRgbFormat=true to set {name}={value!r} (colorId becomes "
+                    "the closest palette color), or set colorId alone (colors_get lists them).",
+                )
+        if color_id is None or palette is None:
+            return None
+        return color_id, palette["background"], palette["foreground"]
 
     def _patch_entry(
         self,
@@ -181,13 +245,14 @@ class CalendarListTools(CalendarContext):
         hidden: bool | None,
         selected: bool | None,
         reminders: list[ReminderOverride] | None,
+        rgb: bool | None = None,
     ) -> dict[str, Any]:
+        colors = self._colors(cid, color_id, background, foreground, rgb)
         changes: dict[str, Any] = {
             "summary_override": summary_override if summary_override != "" else None,
-            "color_id": color_id,
-            "background_color": background
-            or (color_id and CALENDAR_COLORS[color_id]["background"]),
-            "foreground_color": foreground,
+            "color_id": colors and colors[0],
+            "background_color": colors and colors[1],
+            "foreground_color": colors and colors[2],
             "hidden": None if hidden is None else int(hidden),
             "selected": None if selected is None else int(selected),
             "default_reminders": None
@@ -221,12 +286,13 @@ class CalendarListTools(CalendarContext):
         hidden: bool | None = None,
         selected: bool | None = None,
         defaultReminders: list[ReminderOverride] | None = None,
+        colorRgbFormat: RgbFormat = None,
     ) -> dict[str, Any]:
         """Change your own entry for a calendar (name override, color, hidden, selected)."""
         _, cal, _ = self._list_row(calendarId)
         return self._patch_entry(
             cal["id"], summaryOverride, colorId, backgroundColor, foregroundColor, hidden,
-            selected, defaultReminders,
+            selected, defaultReminders, colorRgbFormat,
         )  # fmt: skip
 
     @tool
@@ -242,18 +308,23 @@ class CalendarListTools(CalendarContext):
         hidden: bool | None = None,
         selected: bool | None = None,
         defaultReminders: list[ReminderOverride] | None = None,
+        colorRgbFormat: RgbFormat = None,
     ) -> dict[str, Any]:
         """Replace your own entry for a calendar: fields you omit return to their defaults (no
         override, the calendar's default color, hidden=false, selected=false, no default
         reminders). To change one field only, use calendarList_patch."""
         _, cal, _ = self._list_row(calendarId)
         cid = cal["id"]
-        color = colorId or calendar_color_for(cid)
+        default = calendar_color_for(cid)
+        colors = self._colors(cid, colorId, backgroundColor, foregroundColor, colorRgbFormat)
+        if colors is None:
+            palette = CALENDAR_COLORS[default]
+            colors = (default, palette["background"], palette["foreground"])
         values = {
             "summary_override": summaryOverride or None,
-            "color_id": color,
-            "background_color": backgroundColor or CALENDAR_COLORS[color]["background"],
-            "foreground_color": foregroundColor or CALENDAR_COLORS[color]["foreground"],
+            "color_id": colors[0],
+            "background_color": colors[1],
+            "foreground_color": colors[2],
             "hidden": int(bool(hidden)),
             "selected": int(bool(selected)),
             "default_reminders": json.dumps([r.model_dump() for r in defaultReminders or []]),

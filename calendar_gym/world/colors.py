@@ -9,7 +9,7 @@ Example:
 
 from __future__ import annotations
 
-__all__ = ["CALENDAR_COLORS", "EVENT_COLORS", "calendar_color_for"]
+__all__ = ["CALENDAR_COLORS", "EVENT_COLORS", "calendar_color_for", "nearest_calendar_color"]
 
 _CAL_BG = [
     "#ac725e", "#d06b64", "#f83a22", "#fa573c", "#ff7537", "#ffad46", "#42d692", "#16a765",
@@ -32,3 +32,28 @@ EVENT_COLORS: dict[str, dict[str, str]] = {
 def calendar_color_for(calendar_id: str) -> str:
     """A stable default color id for a calendar (so seeded lists look varied but fixed)."""
     return str(sum(calendar_id.encode()) % len(_CAL_BG) + 1)
+
+
+def _rgb(hex_color: str) -> tuple[int, int, int]:
+    value = hex_color.lstrip("#")
+    return int(value[0:2], 16), int(value[2:4], 16), int(value[4:6], 16)
+
+
+def nearest_calendar_color(hex_color: str) -> str:
+    """The calendar color id whose background is closest to `hex_color` (`#rrggbb`): what
+    `colorRgbFormat=true` sets `colorId` to.
+
+    >>> nearest_calendar_color("#f83a23"), nearest_calendar_color("#10a060")
+    ('3', '8')
+    """
+    want = _rgb(hex_color)
+    return min(
+        CALENDAR_COLORS,
+        key=lambda k: (
+            sum(
+                (a - b) ** 2
+                for a, b in zip(want, _rgb(CALENDAR_COLORS[k]["background"]), strict=True)
+            ),
+            int(k),
+        ),
+    )

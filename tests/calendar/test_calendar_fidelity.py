@@ -43,7 +43,7 @@ DELIBERATE: dict[str, str] = {
 UNSUPPORTED = {
     "conferenceDataVersion", "supportsAttachments", "maxAttendees", "eventLabelVersion",
     "syncToken", "alwaysIncludeEmail", "privateExtendedProperty", "sharedExtendedProperty",
-    "showHiddenInvitations", "colorRgbFormat", "showOwnOrganizationOnly",
+    "showHiddenInvitations", "showOwnOrganizationOnly",
 }  # fmt: skip
 """v3 query parameters the calendar does not take (see DELIBERATE); every other one must be an
 argument of its tool. Unsupported body fields need no list: an argument that is not a v3 field
