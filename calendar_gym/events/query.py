@@ -27,6 +27,7 @@ from typing import Any
 from calendar_gym.events.invites import invitations
 from calendar_gym.world.errors import ApiError
 from calendar_gym.world.eventdata import event_bounds, instance_row, original_start_value
+from calendar_gym.world.ids import listing_key
 from calendar_gym.world.recurrence import (
     HORIZON,
     MAX_INSTANCES,
@@ -320,9 +321,12 @@ def event_not_found(store: Store, user: str, calendar_id: str, raw: str) -> ApiE
             titles = store.all(
                 "SELECT id, summary FROM events WHERE calendar_id = ? "
                 "AND recurring_event_id IS NULL AND status != 'cancelled' "
-                f"AND lower(summary) LIKE ? {hidden}ORDER BY id LIMIT 5",
+                f"AND lower(summary) LIKE ? {hidden}ORDER BY id",
                 (calendar_id, f"%{raw.lower()}%"),
             )
+            if store.order_salt:
+                titles.sort(key=lambda t: listing_key(store.order_salt, t["id"]))
+            titles = titles[:5]
         hint = "eventId takes an event id, not a title; use events_list(q=...) to find it."
         if titles:
             shown = "; ".join(f"{t['summary']!r} = {t['id']}" for t in titles)

@@ -90,6 +90,7 @@ class TaskPlay(_Base):
         task = get_task(str(task_id), suite) if task_id else None
         seeded = task is not None and suite not in ("1", "2")
         self.order_salt = f"{store.seed}/{task.id}" if seeded and task is not None else ""
+        store.order_salt = self.order_salt  # the hints of not-found errors list in this order
         self._task = None
         if task is not None:
             make = type(self)

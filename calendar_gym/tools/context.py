@@ -7,7 +7,6 @@ mixin stays about one resource.
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 from collections.abc import Callable
 from datetime import datetime
@@ -18,6 +17,7 @@ from calendar_gym.events.rules import LATEST, rule_applies
 from calendar_gym.world.acl import Access, require
 from calendar_gym.world.errors import ApiError
 from calendar_gym.world.eventdata import make_etag
+from calendar_gym.world.ids import listing_key
 from calendar_gym.world.store import Store
 from calendar_gym.world.timeutil import parse_rfc3339
 
@@ -52,7 +52,7 @@ class CalendarContext:
 
     def listing_key(self, ident: str) -> str:
         """The sort key of item `ident` in an unspecified-order list (see `order_salt`)."""
-        return hashlib.sha256(f"{self.order_salt}/{ident}".encode()).hexdigest()
+        return listing_key(self.order_salt, ident)
 
     def invitee(self, calendar_id: str) -> str | None:
         """The owner of `calendar_id` when it is a primary calendar that shows invitations'

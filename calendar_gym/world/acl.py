@@ -29,6 +29,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from calendar_gym.world.errors import ApiError
+from calendar_gym.world.ids import listing_key
 from calendar_gym.world.store import Store
 
 __all__ = [
@@ -139,6 +140,8 @@ def calendar_not_found(store: Store, user: str, raw: str, field: str = "calendar
                 for n in (e["summary"], e["summary_override"])
             )
         ]
+        if store.order_salt:
+            matches.sort(key=lambda e: listing_key(store.order_salt, e["id"]))
         if matches:
             shown = "; ".join(
                 f"{e['summary_override'] or e['summary']!r} = {e['id']}" for e in matches[:5]

@@ -157,6 +157,8 @@ class Store:
         self.counter = int(meta["counter"])
         self.now = parse_rfc3339(meta["now"])
         self.world_version = meta["world_version"]
+        self.order_salt = ""
+        """Set by a v3 task episode: the order of the candidates a not-found hint lists."""
 
     @classmethod
     def create(
